@@ -1,0 +1,130 @@
+// An unbounded blocking priority queue of tasks ordered by (deadline,
+// sequence): Java's DelayedWorkQueue, with the leader/follower wait.
+//
+// * The heap is a binary min-heap of task pointers; each task records its own
+//   slot (task_base::heap_index), so remove() is O(log n) and never scans.
+// * Takers wait leader/follower: at most one thread (the leader) sleeps with a
+//   timeout for the head's deadline; the others sleep untimed until the leader
+//   takes the head and passes the role on, or a new earlier head arrives.
+//   A queue with N idle workers therefore arms one kernel timer, not N.
+// * offer() never blocks and never fails for capacity; bounds are the pool's
+//   business.
+// * The queue holds one reference to each queued task.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/task_base.hpp>
+#include <chronopool/detail/task_ptr.hpp>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace chronopool::detail {
+
+class delayed_work_queue {
+ public:
+  /// How takers behave when nothing is due.
+  enum class mode : std::uint8_t {
+    open,      ///< wait for work
+    draining,  ///< return once the queue is empty (a pool after shutdown())
+    closed,    ///< return at once (a pool after shutdown_now())
+  };
+
+  /// Why a wait returned without a task.
+  enum class wait_status : std::uint8_t { task, timeout, interrupted, closed };
+
+  struct wait_result {
+    task_ptr task;
+    wait_status status;
+  };
+
+  delayed_work_queue() = default;
+  delayed_work_queue(const delayed_work_queue&) = delete;
+  delayed_work_queue& operator=(const delayed_work_queue&) = delete;
+  /// Releases the references of tasks still queued (without cancelling them).
+  ~delayed_work_queue();
+
+  /// Inserts @p t at its deadline. A task already cancelled is not inserted
+  /// (returns false): re-arming a periodic task races with cancel(), and this
+  /// check under the queue's lock is what settles the race.
+  bool offer(task_ptr t);
+
+  enum class offer_status : std::uint8_t { queued, cancelled, full };
+  /// offer(), refused with `full` when @p max_size tasks are already queued.
+  /// The check and the insertion happen under one lock, so the bound is exact.
+  offer_status offer_within(task_ptr t, std::size_t max_size);
+
+  /// Blocks until the head is due and removes it; null only when the queue
+  /// is closed, or draining and empty, or interrupt_waiters() was called.
+  task_ptr take() { return wait_for_task(time_point::max()).task; }
+
+  /// The head if it is due now, else null. Never blocks.
+  task_ptr poll();
+
+  /// Like take(), but gives up at @p limit.
+  template <class Rep, class Period>
+  task_ptr poll(std::chrono::duration<Rep, Period> timeout) {
+    return wait_for_task(deadline_after(clock::now(), saturating_duration(timeout, "timeout"))).task;
+  }
+
+  /// The leader/follower wait itself, with the reason it returned.
+  wait_result wait_for_task(time_point limit);
+
+  /// Takes @p t out of the heap if it is queued here. O(log n).
+  bool remove(task_base& t);
+
+  /// Removes every queued task for which @p pred is true; returns them in
+  /// (deadline, sequence) order.
+  std::vector<task_ptr> remove_if(const std::function<bool(const task_base&)>& pred);
+
+  /// Removes and returns all queued tasks in (deadline, sequence) order.
+  std::vector<task_ptr> drain();
+
+  /// Removes the head (due or not) and returns it; null when empty.
+  task_ptr pop_head();
+
+  std::size_t size() const;
+  bool empty() const { return size() == 0; }
+  /// The head's deadline, if any.
+  std::optional<time_point> head_deadline() const;
+
+  /// Advances the mode (open → draining → closed); a request to go back is ignored.
+  void set_mode(mode m);
+  mode current_mode() const;
+
+  /// Wakes every thread currently waiting; each returns `interrupted` once.
+  /// The pool uses it when its size shrinks so idle workers re-check.
+  void interrupt_waiters();
+
+  /// Testing aid: checks the heap property and that every task's heap_index
+  /// matches its slot. Returns false on the first violation.
+  bool check_invariants() const;
+
+  /// Testing aid: whether a thread currently holds the leader role.
+  bool has_leader() const;
+
+ private:
+  // Heap primitives; the caller holds mutex_.
+  void place(std::size_t i, task_base* t) noexcept {
+    heap_[i] = t;
+    t->heap_index = i;
+  }
+  void sift_up(std::size_t i) noexcept;
+  void sift_down(std::size_t i) noexcept;
+  task_base* remove_at(std::size_t i) noexcept;
+  std::vector<task_ptr> take_sorted(std::vector<task_base*> taken);
+
+  mutable std::mutex mutex_;
+  std::condition_variable available_;
+  std::vector<task_base*> heap_;
+  const void* leader_ = nullptr;  // identity of the leader's wait, or null
+  std::uint64_t interrupt_epoch_ = 0;
+  mode mode_ = mode::open;
+};
+
+}  // namespace chronopool::detail

@@ -1,0 +1,118 @@
+// The compiled machinery behind scheduled_thread_pool: the queue, the
+// threads, the run state and the policies.
+//
+// It lives apart from the public object and is owned through a shared_ptr
+// that every pool thread also holds, so a pool destroyed from inside one of
+// its own tasks stays valid until that thread has left the task.
+#pragma once
+
+#include <chronopool/detail/delayed_work_queue.hpp>
+#include <chronopool/detail/lateness_recorder.hpp>
+#include <chronopool/detail/task_base.hpp>
+#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/pool_options.hpp>
+#include <chronopool/pool_stats.hpp>
+#include <chronopool/run_state.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace chronopool::detail {
+
+class pool_core final : public task_owner, public std::enable_shared_from_this<pool_core> {
+ public:
+  explicit pool_core(scheduled_thread_pool_options options);
+  ~pool_core();
+
+  /// Assigns a sequence number and queues @p t, or applies the rejection
+  /// policy. @p where names the public call for error messages.
+  void enqueue(const task_ptr& t, const char* where);
+
+  void shutdown();
+  std::vector<task_ptr> shutdown_now();
+  /// The destructor's path: shutdown_now(), then join every thread (or, from
+  /// a pool thread, detach them all; see the class comment).
+  void close();
+  run_state state() const noexcept { return state_.load(); }
+  bool wait_for_termination_until(time_point limit);
+  /// shutdown(), then wait for termination and join the threads.
+  void join();
+
+  bool remove(task_base& t);
+  std::size_t purge();
+
+  void set_core_pool_size(std::size_t n);
+  std::size_t core_pool_size() const noexcept { return core_size_.load(); }
+  bool prestart_core_thread();
+  std::size_t prestart_core_threads();
+  void allow_core_thread_timeout(bool allow);
+  bool allows_core_thread_timeout() const noexcept { return allow_core_timeout_.load(); }
+
+  std::atomic<bool> continue_periodic_after_shutdown;
+  std::atomic<bool> execute_delayed_after_shutdown;
+  std::atomic<bool> remove_on_cancel;
+  std::atomic<rejection_policy> rejection;
+
+  pool_stats stats() const;
+  std::size_t pool_size() const;
+  std::size_t largest_pool_size() const;
+  std::size_t active_count() const noexcept { return active_.load(); }
+  std::size_t queued_count() const { return queue_.size(); }
+  std::uint64_t completed_task_count() const noexcept { return completed_.load(); }
+  bool running_in_this_thread() const noexcept;
+
+  // task_owner
+  void on_cancelled(task_base& t) noexcept override;
+  bool reschedule(task_base& t) override;
+  void report_error(std::exception_ptr error, const task_base& t) noexcept override;
+
+ private:
+  struct worker {
+    std::thread thread;
+    std::size_t index = 0;
+    bool exited = false;         // guarded by mutex_; set as the thread leaves
+    std::mutex current_mutex;    // guards current
+    task_base* current = nullptr;  // the task being run, for shutdown_now's stop requests
+  };
+
+  bool can_run_in_current_state(const task_base& t) const noexcept;
+  void reject(const task_ptr& t, const char* where, bool after_shutdown);
+  void run_inline(const task_ptr& t);
+  void ensure_prestart();
+  /// Starts a thread if fewer than @p limit are alive and the state allows.
+  bool add_worker(std::size_t limit);
+  void run_worker(worker& w);
+  task_ptr get_task();
+  void run_task(worker& w, const task_ptr& t);
+  void try_terminate();
+  /// Joins and forgets threads that have exited. Never called with mutex_ held.
+  void reap_exited();
+  void report_hook_error(const char* hook) noexcept;
+
+  const scheduled_thread_pool_options options_;
+  delayed_work_queue queue_;
+  lateness_recorder lateness_;
+
+  std::atomic<run_state> state_{run_state::running};
+  std::atomic<std::size_t> core_size_;
+  std::atomic<bool> allow_core_timeout_;
+  std::atomic<std::uint64_t> sequence_{0};
+  std::atomic<std::size_t> active_{0};
+  std::atomic<std::uint64_t> completed_{0};
+  std::atomic<std::size_t> live_{0};  // threads alive; written under mutex_
+
+  mutable std::mutex mutex_;  // guards workers_, largest_, next_index_, state transitions
+  std::condition_variable termination_cv_;
+  std::list<worker> workers_;
+  std::size_t largest_ = 0;
+  std::size_t next_index_ = 0;
+};
+
+}  // namespace chronopool::detail

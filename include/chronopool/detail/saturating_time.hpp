@@ -1,0 +1,77 @@
+// Deadline arithmetic that saturates instead of overflowing.
+//
+// Callers hand us delays in any std::chrono unit, and some of them are
+// untrusted (a timeout computed from a client's request) or sentinel values
+// such as hours::max() meaning "never". Converting those naively to
+// nanoseconds overflows, and adding them to now() wraps into the past, which
+// would make a "never" task run at once and break the heap's ordering. Every
+// deadline in chronopool is computed through these helpers.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <ratio>
+#include <stdexcept>
+#include <type_traits>
+
+namespace chronopool::detail {
+
+using clock = std::chrono::steady_clock;
+using duration = clock::duration;
+using time_point = clock::time_point;
+
+// A 128-bit integer for exact intermediate products (GCC and Clang).
+__extension__ using int128 = __int128;
+
+/// Converts any duration to clock::duration, clamping to [min, max].
+/// NaN is rejected with std::invalid_argument naming @p what.
+template <class Rep, class Period>
+constexpr duration saturating_duration(std::chrono::duration<Rep, Period> d,
+                                       const char* what = "duration") {
+  using target_period = duration::period;
+  using rep = duration::rep;
+  constexpr rep hi = std::numeric_limits<rep>::max();
+  constexpr rep lo = std::numeric_limits<rep>::min();
+  if constexpr (std::is_floating_point_v<Rep>) {
+    if (std::isnan(d.count())) throw std::invalid_argument(std::string("chronopool: ") + what + " is NaN");
+    // Convert in long double: exact enough to decide clamping; values well
+    // inside the range then go through duration_cast.
+    using ratio = std::ratio_divide<Period, target_period>;
+    const long double v = static_cast<long double>(d.count()) * ratio::num / ratio::den;
+    if (v >= static_cast<long double>(hi)) return duration::max();
+    if (v <= static_cast<long double>(lo)) return duration::min();
+    return duration(static_cast<rep>(v));
+  } else {
+    // Integer reps: exact 128-bit arithmetic with overflow checks.
+    using ratio = std::ratio_divide<Period, target_period>;
+    int128 v = static_cast<int128>(d.count());
+    int128 scaled = 0;
+    if (__builtin_mul_overflow(v, static_cast<int128>(ratio::num), &scaled))
+      return v > 0 ? duration::max() : duration::min();
+    scaled /= static_cast<int128>(ratio::den);
+    if (scaled > static_cast<int128>(hi)) return duration::max();
+    if (scaled < static_cast<int128>(lo)) return duration::min();
+    return duration(static_cast<rep>(scaled));
+  }
+}
+
+/// t + d, clamped to [time_point::min(), time_point::max()].
+constexpr time_point saturating_add(time_point t, duration d) noexcept {
+  duration::rep out = 0;
+  if (__builtin_add_overflow(t.time_since_epoch().count(), d.count(), &out))
+    return d.count() > 0 ? time_point::max() : time_point::min();
+  return time_point(duration(out));
+}
+
+/// The deadline of a delay measured from @p now: negative delays mean "now",
+/// and a delay too large to represent means "never" (time_point::max()).
+constexpr time_point deadline_after(time_point now, duration delay) noexcept {
+  return delay <= duration::zero() ? now : saturating_add(now, delay);
+}
+
+/// True for the sentinel deadline that means "never".
+constexpr bool is_never(time_point t) noexcept { return t == time_point::max(); }
+
+}  // namespace chronopool::detail

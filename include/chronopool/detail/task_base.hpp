@@ -1,0 +1,160 @@
+// The non-template part of a scheduled task: heap key and slot, schedule,
+// and the status machine that makes every task end exactly once.
+//
+// Status transitions (all by compare-and-swap on one atomic):
+//
+//   pending ──try_start──▶ running ──finish_run──▶ succeeded | failed
+//      │  ▲                   │  └── periodic ──▶ pending (re-queued)
+//      │  └───────────────────┘
+//      └──────cancel──────▶ cancelled ◀──cancel── running (result discarded)
+//
+// Whoever performs the transition out of `pending` into a done state releases
+// the callable; a running task's callable is released by its runner. The
+// waiters of a future block on a striped condition variable shared by all
+// tasks, so a task carries no mutex of its own.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/periodic_options.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <stop_token>
+
+namespace chronopool::detail {
+
+enum class task_kind : std::uint8_t { one_shot, fixed_rate, fixed_delay };
+
+enum class task_status : std::uint8_t { pending, running, succeeded, failed, cancelled };
+
+class task_base;
+
+/// What a task needs from the executor that owns it. Implemented by the pool.
+class task_owner {
+ public:
+  /// A queued task was cancelled: take it out of the queue if configured to.
+  virtual void on_cancelled(task_base& t) noexcept = 0;
+  /// A periodic run finished and the next deadline is set: queue it again.
+  /// Returns false when the owner no longer runs it (the task is then cancelled).
+  virtual bool reschedule(task_base& t) = 0;
+  /// An error that nobody will read from a future.
+  virtual void report_error(std::exception_ptr error, const task_base& t) noexcept = 0;
+
+ protected:
+  ~task_owner() = default;
+};
+
+class task_base {
+ public:
+  static constexpr std::size_t not_queued = std::numeric_limits<std::size_t>::max();
+
+  explicit task_base(task_kind kind) noexcept : kind_(kind) {}
+  task_base(const task_base&) = delete;
+  task_base& operator=(const task_base&) = delete;
+  virtual ~task_base() = default;
+
+  // ---- heap key and slot -------------------------------------------------
+  // The deadline is atomic only so that handles can report delay() while a
+  // worker re-arms the task; the queue reads it under its own mutex.
+  time_point deadline() const noexcept { return time_point(duration(deadline_.load(std::memory_order_relaxed))); }
+  void set_deadline(time_point t) noexcept { deadline_.store(t.time_since_epoch().count(), std::memory_order_relaxed); }
+  std::uint64_t sequence() const noexcept { return sequence_; }
+  void set_sequence(std::uint64_t s) noexcept { sequence_ = s; }
+  /// Index in the queue's heap, or not_queued. Guarded by the queue's mutex.
+  std::size_t heap_index = not_queued;
+
+  /// Strict (deadline, sequence) order: equal deadlines run in submission order.
+  friend bool runs_before(const task_base& a, const task_base& b) noexcept {
+    const auto da = a.deadline_.load(std::memory_order_relaxed);
+    const auto db = b.deadline_.load(std::memory_order_relaxed);
+    return da < db || (da == db && a.sequence_ < b.sequence_);
+  }
+
+  // ---- schedule ----------------------------------------------------------
+  task_kind kind() const noexcept { return kind_; }
+  bool is_periodic() const noexcept { return kind_ != task_kind::one_shot; }
+  /// Sets a periodic schedule; @p first is the ideal deadline of the first run.
+  void set_periodic(duration period, time_point first, const periodic_options& opts) noexcept;
+  duration period() const noexcept { return period_; }
+  /// Fire-and-forget work (execute): errors go to the owner's error handler.
+  void set_reports_errors(bool v) noexcept { reports_errors_ = v; }
+  bool reports_errors() const noexcept { return reports_errors_; }
+
+  // ---- owner ---------------------------------------------------------------
+  void set_owner(task_owner* o) noexcept { owner_.store(o, std::memory_order_release); }
+  task_owner* owner() const noexcept { return owner_.load(std::memory_order_acquire); }
+
+  // ---- status --------------------------------------------------------------
+  // Status operations are seq_cst: the has_waiters_ handshake with waiters is a
+  // store-then-load pattern on two variables, which acquire/release cannot order.
+  task_status status() const noexcept { return status_.load(); }
+  bool done() const noexcept { return status() >= task_status::succeeded; }
+  bool cancelled() const noexcept { return status() == task_status::cancelled; }
+
+  /// pending → running. False when the task was cancelled (or already runs).
+  bool try_start() noexcept;
+
+  /// Runs the callable once on the current thread and stores its result.
+  /// Throws whatever the callable throws. Call only after try_start().
+  void invoke() { do_invoke(); }
+
+  /// Completes a run that try_start() began: @p error is what the run threw
+  /// (null on success), @p started when it began. One-shot tasks become done;
+  /// periodic ones compute their next deadline and ask the owner to re-queue
+  /// them, or become done when the error stops them.
+  void finish_run(std::exception_ptr error, time_point started) noexcept;
+
+  /// Java's Future.cancel: true when the task was not yet done. A pending task
+  /// never runs; a running one finishes but its result is discarded, and with
+  /// @p may_interrupt its std::stop_token is asked to stop.
+  bool cancel(bool may_interrupt) noexcept;
+
+  /// Asks a running callable that takes a std::stop_token to stop.
+  void request_stop() noexcept { stop_.request_stop(); }
+
+  /// The stored exception of a failed task.
+  std::exception_ptr error() const noexcept { return error_; }
+
+  /// Blocks until done (or until @p limit); true when done.
+  bool wait_until(time_point limit) const;
+  void wait() const { wait_until(time_point::max()); }
+
+  // ---- reference count (see task_ptr) --------------------------------------
+  friend void intrusive_add_ref(task_base* t) noexcept { t->refs_.fetch_add(1, std::memory_order_relaxed); }
+  friend void intrusive_release(task_base* t) noexcept {
+    if (t->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
+  }
+
+ protected:
+  virtual void do_invoke() = 0;
+  /// Destroys the callable (and whatever it captured) now. Idempotent.
+  virtual void release_callable() noexcept = 0;
+
+  std::stop_source stop_{std::nostopstate};
+
+ private:
+  bool complete(task_status final_status, std::exception_ptr error) noexcept;
+  void notify_waiters() const noexcept;
+  time_point next_deadline(time_point started, time_point finished) noexcept;
+
+  std::atomic<time_point::rep> deadline_{0};
+  std::uint64_t sequence_ = 0;
+  task_kind kind_;
+  bool reports_errors_ = false;
+  bool continue_after_error_ = false;
+  missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
+  double jitter_ = 0.0;
+  duration period_{};
+  time_point ideal_{};  // periodic: the un-jittered deadline of the current run
+  std::exception_ptr error_;
+  std::atomic<task_owner*> owner_{nullptr};
+  std::atomic<std::uint32_t> refs_{0};
+  std::atomic<task_status> status_{task_status::pending};
+  mutable std::atomic<bool> has_waiters_{false};
+};
+
+}  // namespace chronopool::detail

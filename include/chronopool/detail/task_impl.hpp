@@ -1,0 +1,112 @@
+// The typed parts of a task: its result storage and its callable, allocated
+// together with the task's bookkeeping in one object.
+#pragma once
+
+#include <chronopool/detail/task_base.hpp>
+#include <chronopool/detail/task_ptr.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <stdexcept>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+namespace chronopool::detail {
+
+/// A callable that takes a std::stop_token gets the task's own token, as
+/// std::jthread does; cancel(true) and shutdown_now() request it.
+template <class F>
+inline constexpr bool takes_stop_token_v = std::is_invocable_v<F&, std::stop_token>;
+
+template <class F>
+struct callable_result {
+  using type = std::invoke_result_t<F&>;
+};
+template <class F>
+  requires takes_stop_token_v<F>
+struct callable_result<F> {
+  using type = std::invoke_result_t<F&, std::stop_token>;
+};
+template <class F>
+using callable_result_t = typename callable_result<std::decay_t<F>>::type;
+
+template <class F>
+concept task_callable = std::is_invocable_v<std::decay_t<F>&> || takes_stop_token_v<std::decay_t<F>>;
+
+/// Throws std::invalid_argument for callables that are empty (a null function
+/// pointer, an empty std::function): queueing one would only fail at run time.
+template <class F>
+void check_not_empty(const F& f, const char* where) {
+  bool empty = false;
+  if constexpr (std::is_pointer_v<F> || std::is_member_pointer_v<F>) {
+    empty = (f == nullptr);
+  } else if constexpr (std::is_constructible_v<bool, const F&> && !std::is_convertible_v<const F&, bool>) {
+    // Wrappers with an explicit operator bool (std::function and kin). A
+    // captureless lambda converts to bool implicitly and is never empty.
+    empty = !static_cast<bool>(f);
+  }
+  if (empty) throw std::invalid_argument(std::string("chronopool: ") + where + ": empty callable");
+}
+
+/// Result storage, shared by every task that returns R.
+template <class R>
+class task_with_result : public task_base {
+ public:
+  using task_base::task_base;
+  /// Valid once the task has succeeded.
+  const R& result() const noexcept { return *result_; }
+
+ protected:
+  std::optional<R> result_;
+};
+
+template <>
+class task_with_result<void> : public task_base {
+ public:
+  using task_base::task_base;
+};
+
+template <class F, class R>
+class task_impl final : public task_with_result<R> {
+ public:
+  template <class G>
+  task_impl(task_kind kind, G&& g) : task_with_result<R>(kind), fn_(std::in_place, std::forward<G>(g)) {
+    if constexpr (takes_stop_token_v<F>) this->stop_ = std::stop_source();
+  }
+
+ private:
+  void do_invoke() override {
+    F& f = *fn_;
+    if constexpr (std::is_void_v<R>) {
+      call(f);
+    } else {
+      this->result_.emplace(call(f));
+    }
+  }
+
+  decltype(auto) call(F& f) {
+    if constexpr (takes_stop_token_v<F>) {
+      return std::invoke(f, this->stop_.get_token());
+    } else {
+      return std::invoke(f);
+    }
+  }
+
+  void release_callable() noexcept override { fn_.reset(); }
+
+  std::optional<F> fn_;
+};
+
+/// Allocates a task for @p f. One allocation holds the callable, the result
+/// slot and the bookkeeping.
+template <class F>
+task_ptr make_task(task_kind kind, F&& f) {
+  using fn_type = std::decay_t<F>;
+  using result_type = callable_result_t<fn_type>;
+  static_assert(!std::is_reference_v<result_type>, "chronopool: a task must return a value or void, not a reference");
+  return task_ptr(new task_impl<fn_type, result_type>(kind, std::forward<F>(f)));
+}
+
+}  // namespace chronopool::detail

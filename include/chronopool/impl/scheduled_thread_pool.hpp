@@ -1,0 +1,97 @@
+// Out-of-line templates of scheduled_thread_pool: building tasks and
+// handing them to the compiled part.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+namespace chronopool {
+
+template <class F>
+detail::task_ptr scheduled_thread_pool::make_one_shot(F&& f, time_point deadline, const char* where) {
+  detail::check_not_empty(f, where);
+  detail::task_ptr t = detail::make_task(detail::task_kind::one_shot, std::forward<F>(f));
+  t->set_deadline(deadline);
+  return t;
+}
+
+template <class F>
+  requires detail::task_callable<F>
+void scheduled_thread_pool::execute(F&& f) {
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), clock::now(), "execute");
+  t->set_reports_errors(true);
+  enqueue(t, "execute");
+}
+
+template <class F>
+  requires detail::task_callable<F>
+auto scheduled_thread_pool::submit(F&& f) -> scheduled_future<detail::callable_result_t<F>> {
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), clock::now(), "submit");
+  enqueue(t, "submit");
+  return scheduled_future<detail::callable_result_t<F>>(std::move(t));
+}
+
+template <class Rep, class Period, class F>
+  requires detail::task_callable<F>
+auto scheduled_thread_pool::schedule(std::chrono::duration<Rep, Period> delay, F&& f)
+    -> scheduled_future<detail::callable_result_t<F>> {
+  const time_point deadline = detail::deadline_after(clock::now(), detail::saturating_duration(delay, "delay"));
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), deadline, "schedule");
+  enqueue(t, "schedule");
+  return scheduled_future<detail::callable_result_t<F>>(std::move(t));
+}
+
+template <class Clock, class Duration, class F>
+  requires detail::task_callable<F>
+auto scheduled_thread_pool::schedule_at(std::chrono::time_point<Clock, Duration> deadline, F&& f)
+    -> scheduled_future<detail::callable_result_t<F>> {
+  time_point steady_deadline;
+  if constexpr (std::is_same_v<Clock, clock>) {
+    steady_deadline = time_point(detail::saturating_duration(deadline.time_since_epoch(), "deadline"));
+  } else {
+    // Another clock: measure the distance once, now, and keep it on steady time.
+    const auto until = detail::saturating_duration(deadline.time_since_epoch(), "deadline") -
+                       detail::saturating_duration(Clock::now().time_since_epoch(), "deadline");
+    steady_deadline = detail::deadline_after(clock::now(), until);
+  }
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline, "schedule_at");
+  enqueue(t, "schedule_at");
+  return scheduled_future<detail::callable_result_t<F>>(std::move(t));
+}
+
+template <class Rep1, class Period1, class Rep2, class Period2, class F>
+scheduled_future<void> scheduled_thread_pool::schedule_periodic(detail::task_kind kind,
+                                                                std::chrono::duration<Rep1, Period1> initial_delay,
+                                                                std::chrono::duration<Rep2, Period2> period, F&& f,
+                                                                const periodic_options& options, const char* where) {
+  static_assert(std::is_void_v<detail::callable_result_t<F>>, "chronopool: a periodic task must return void");
+  const duration p = detail::saturating_duration(period, "period");
+  check_periodic(p, options, where);
+  detail::check_not_empty(f, where);
+  const time_point first =
+      detail::deadline_after(clock::now(), detail::saturating_duration(initial_delay, "initial delay"));
+  detail::task_ptr t = detail::make_task(kind, std::forward<F>(f));
+  t->set_periodic(p, first, options);
+  enqueue(t, where);
+  return scheduled_future<void>(std::move(t));
+}
+
+template <class Rep1, class Period1, class Rep2, class Period2, class F>
+  requires detail::task_callable<F>
+scheduled_future<void> scheduled_thread_pool::schedule_at_fixed_rate(std::chrono::duration<Rep1, Period1> initial_delay,
+                                                                     std::chrono::duration<Rep2, Period2> period,
+                                                                     F&& f, periodic_options options) {
+  return schedule_periodic(detail::task_kind::fixed_rate, initial_delay, period, std::forward<F>(f), options,
+                           "schedule_at_fixed_rate");
+}
+
+template <class Rep1, class Period1, class Rep2, class Period2, class F>
+  requires detail::task_callable<F>
+scheduled_future<void> scheduled_thread_pool::schedule_with_fixed_delay(
+    std::chrono::duration<Rep1, Period1> initial_delay, std::chrono::duration<Rep2, Period2> delay, F&& f,
+    periodic_options options) {
+  return schedule_periodic(detail::task_kind::fixed_delay, initial_delay, delay, std::forward<F>(f), options,
+                           "schedule_with_fixed_delay");
+}
+
+}  // namespace chronopool

@@ -1,0 +1,37 @@
+// Per-task options for periodic scheduling.
+#pragma once
+
+#include <cstdint>
+
+namespace chronopool {
+
+/// What a fixed-rate task does after a run that started so late that one or
+/// more ideal instants have already passed (tokio's MissedTickBehavior).
+enum class missed_tick_policy : std::uint8_t {
+  /// Keep the ideal schedule: the missed runs happen back to back until the
+  /// task has caught up (Java's fixed-rate rule). The default.
+  burst,
+  /// Restart the period from the late run: next = start of that run + period.
+  delay,
+  /// Drop the missed instants: next = the first ideal instant after now.
+  skip,
+};
+
+/// Options of one periodic task (schedule_at_fixed_rate / schedule_with_fixed_delay).
+struct periodic_options {
+  /// By default an exception thrown by a run stops the task, and its future's
+  /// get() rethrows it (Java's rule). When true, the exception goes to the
+  /// pool's error handler and the task keeps its schedule.
+  bool continue_after_error = false;
+
+  /// Random offset added to each run's deadline, as a fraction of the period,
+  /// drawn uniformly from [0, jitter × period). It spreads a fleet's ticks so
+  /// servers do not fire in lockstep; the ideal schedule itself does not drift.
+  /// Must be in [0, 1).
+  double jitter = 0.0;
+
+  /// Fixed-rate only: how to treat ticks that were missed while a run was late.
+  missed_tick_policy missed_ticks = missed_tick_policy::burst;
+};
+
+}  // namespace chronopool

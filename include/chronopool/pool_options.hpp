@@ -1,0 +1,84 @@
+// Construction options of a scheduled_thread_pool.
+#pragma once
+
+#include <chronopool/rejection_policy.hpp>
+#include <chronopool/task_view.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <string>
+
+namespace chronopool {
+
+/// A non-owning reference to the body of a task, handed to a task decorator.
+/// Calling it runs the task's callable (once); it is valid only during the
+/// decorator call.
+class task_body {
+ public:
+  void operator()() const { run_(ctx_); }
+
+  // For the pool: binds the body to a run.
+  task_body(void (*run)(void*), void* ctx) noexcept : run_(run), ctx_(ctx) {}
+
+ private:
+  void (*run_)(void*);
+  void* ctx_;
+};
+
+struct scheduled_thread_pool_options {
+  /// Threads kept alive even when idle (Java's corePoolSize). Threads start on
+  /// demand as work arrives. 0 is allowed: work then runs on a single thread
+  /// made on demand, which retires after keep_alive once the queue is empty.
+  std::size_t core_pool_size = 1;
+
+  /// Name given to each OS thread: prefix + "-" + index (Linux truncates to 15 bytes).
+  std::string thread_name_prefix = "chronopool";
+
+  rejection_policy rejection = rejection_policy::abort;
+
+  /// Refuse new tasks once this many are queued (the rejection policy
+  /// decides what happens). Re-arming a periodic task is never refused.
+  std::size_t max_queued = std::numeric_limits<std::size_t>::max();
+
+  /// After shutdown(): do periodic tasks keep running? (Java default: no.)
+  bool continue_existing_periodic_tasks_after_shutdown = false;
+  /// After shutdown(): do queued delayed one-shot tasks still run at their
+  /// deadline? (Java default: yes.) Tasks already due run either way.
+  bool execute_existing_delayed_tasks_after_shutdown = true;
+  /// Does cancel() take the task out of the queue at once? (Default yes; Java's
+  /// default is no, which keeps cancelled entries queued until their deadline
+  /// or purge().) The callable is released at cancel() either way.
+  bool remove_on_cancel = true;
+
+  /// How long a thread above the core size (or any thread, with
+  /// allow_core_thread_timeout) waits idle before it retires.
+  std::chrono::nanoseconds keep_alive = std::chrono::milliseconds(10);
+  bool allow_core_thread_timeout = false;
+
+  // ---- hooks (all optional; called on pool threads unless noted) ----------
+
+  /// Errors that no future will report: exceptions from execute()d work, from
+  /// periodic runs with continue_after_error, and from the other hooks.
+  /// Default: print one line to stderr.
+  std::function<void(std::exception_ptr, const task_view&)> error_handler;
+  /// Called on each new pool thread before it takes work, and as it exits.
+  std::function<void(std::size_t thread_index)> on_thread_start;
+  std::function<void(std::size_t thread_index)> on_thread_stop;
+  /// Called before each run; an exception from it counts as the run's error
+  /// (the callable is then not invoked).
+  std::function<void(const task_view&)> before_execute;
+  /// Called after each run with its error (null on success).
+  std::function<void(const task_view&, std::exception_ptr)> after_execute;
+  /// Wraps every run (Java's decorateTask): call `body()` to run the task.
+  /// Use it to install per-task context (tracing, logging) around the run.
+  /// Not calling body counts as the run's error.
+  std::function<void(const task_view&, task_body body)> task_decorator;
+  /// Called exactly once, when the pool reaches TERMINATED, on the thread that
+  /// brought it there (the last pool thread, or the one calling shutdown).
+  std::function<void()> terminated;
+};
+
+}  // namespace chronopool

@@ -1,0 +1,47 @@
+// A snapshot of a pool's counters.
+#pragma once
+
+#include <chronopool/run_state.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace chronopool {
+
+/// How late runs started: start time − deadline, over a recent window of runs.
+struct lateness_summary {
+  std::uint64_t count = 0;   ///< runs measured since the pool started
+  std::size_t window = 0;    ///< runs the percentiles below are taken over
+  std::chrono::nanoseconds p50{0};
+  std::chrono::nanoseconds p99{0};
+  std::chrono::nanoseconds max{0};  ///< the largest in the window
+};
+
+struct pool_stats {
+  run_state state = run_state::running;
+  std::size_t pool_size = 0;          ///< threads alive now
+  std::size_t core_pool_size = 0;
+  std::size_t largest_pool_size = 0;  ///< most threads ever alive at once
+  std::size_t active_count = 0;       ///< threads running a task now
+  std::size_t queued_count = 0;       ///< tasks in the queue
+  std::uint64_t task_count = 0;       ///< runs completed + running + queued (as Java)
+  std::uint64_t completed_task_count = 0;  ///< runs completed (each periodic run counts)
+  lateness_summary lateness;
+};
+
+/// One line, e.g. "running threads=2/2 largest=2 active=1 queued=3 tasks=10
+/// completed=6 lateness(n=6) p50=41us p99=88us max=88us".
+std::string to_string(const pool_stats& s);
+
+}  // namespace chronopool
+
+template <>
+struct fmt::formatter<chronopool::pool_stats> : fmt::formatter<std::string_view> {
+  auto format(const chronopool::pool_stats& s, fmt::format_context& ctx) const -> fmt::format_context::iterator {
+    return fmt::formatter<std::string_view>::format(chronopool::to_string(s), ctx);
+  }
+};

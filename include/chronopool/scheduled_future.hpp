@@ -1,0 +1,139 @@
+// The handle to a scheduled task: Java's ScheduledFuture, C++-style.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/task_impl.hpp>
+#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/errors.hpp>
+#include <chronopool/task_view.hpp>
+
+#include <chrono>
+#include <future>
+#include <type_traits>
+
+namespace chronopool {
+
+class scheduled_thread_pool;
+
+/// The non-template part of every scheduled_future<T>: cancel, status, delay
+/// and waiting. Copies refer to the same task. Dropping a handle never
+/// cancels its task.
+class scheduled_future_base {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  /// A handle to no task; valid() is false.
+  scheduled_future_base() noexcept = default;
+
+  bool valid() const noexcept { return static_cast<bool>(task_); }
+  task_id id() const noexcept { return task_id(task_.get()); }
+
+  /// Java's cancel(mayInterruptIfRunning). Returns true when the task was not
+  /// yet done: it is then cancelled at once and waiters wake with
+  /// task_cancelled. A queued task never runs (and, with remove_on_cancel, is
+  /// taken out of the queue and its callable destroyed); a running one
+  /// finishes, its result is discarded, and with @p may_interrupt its
+  /// std::stop_token is asked to stop. Cancelling a periodic task stops all
+  /// later runs. False when already done or for an invalid handle.
+  bool cancel(bool may_interrupt = false) noexcept { return task_ && task_->cancel(may_interrupt); }
+
+  bool cancelled() const noexcept { return task_ && task_->cancelled(); }
+  /// Completed, failed or cancelled. A periodic task is done only once it is
+  /// cancelled or stopped by an error.
+  bool done() const noexcept { return task_ && task_->done(); }
+  bool is_periodic() const noexcept { return task_ && task_->is_periodic(); }
+
+  /// Time left until the task's next deadline (negative when overdue;
+  /// clock::duration::max() for "never").
+  clock::duration delay() const {
+    check_valid();
+    const auto d = task_->deadline();
+    if (detail::is_never(d)) return clock::duration::max();
+    return d - clock::now();
+  }
+
+  /// Blocks until done.
+  void wait() const {
+    check_valid();
+    task_->wait();
+  }
+
+  template <class Rep, class Period>
+  std::future_status wait_for(std::chrono::duration<Rep, Period> timeout) const {
+    return wait_until(detail::deadline_after(clock::now(), detail::saturating_duration(timeout, "timeout")));
+  }
+
+  template <class Clock, class Duration>
+  std::future_status wait_until(std::chrono::time_point<Clock, Duration> limit) const {
+    check_valid();
+    time_point_type steady_limit;
+    if constexpr (std::is_same_v<Clock, clock>) {
+      steady_limit = time_point_type(detail::saturating_duration(limit.time_since_epoch(), "time point"));
+    } else {
+      steady_limit = detail::deadline_after(clock::now(), detail::saturating_duration(limit - Clock::now(), "time point"));
+    }
+    return task_->wait_until(steady_limit) ? std::future_status::ready : std::future_status::timeout;
+  }
+
+  friend bool operator==(const scheduled_future_base& a, const scheduled_future_base& b) noexcept {
+    return a.task_ == b.task_;
+  }
+
+ protected:
+  using time_point_type = clock::time_point;
+  explicit scheduled_future_base(detail::task_ptr t) noexcept : task_(std::move(t)) {}
+
+  void check_valid() const {
+    if (!task_) throw std::future_error(std::future_errc::no_state);
+  }
+
+  /// Waits, then throws the task's error or task_cancelled if it did not succeed.
+  void wait_and_check() const {
+    wait();
+    switch (task_->status()) {
+      case detail::task_status::failed: std::rethrow_exception(task_->error());
+      case detail::task_status::cancelled: throw task_cancelled();
+      default: break;
+    }
+  }
+
+  detail::task_ptr task_;
+
+  friend class scheduled_thread_pool;
+  friend class pending_task;
+};
+
+/// Handle to a task producing T. get() blocks until the task is done and
+/// returns its value, rethrows its exception, or throws task_cancelled.
+/// Periodic tasks have T = void and are done only when cancelled or failed.
+template <class T>
+class scheduled_future : public scheduled_future_base {
+ public:
+  using value_type = T;
+  scheduled_future() noexcept = default;
+
+  /// The result, valid while any handle to the task exists.
+  const T& get() const {
+    wait_and_check();
+    return static_cast<const detail::task_with_result<T>&>(*task_).result();
+  }
+
+ private:
+  friend class scheduled_thread_pool;
+  explicit scheduled_future(detail::task_ptr t) noexcept : scheduled_future_base(std::move(t)) {}
+};
+
+template <>
+class scheduled_future<void> : public scheduled_future_base {
+ public:
+  using value_type = void;
+  scheduled_future() noexcept = default;
+
+  void get() const { wait_and_check(); }
+
+ private:
+  friend class scheduled_thread_pool;
+  explicit scheduled_future(detail::task_ptr t) noexcept : scheduled_future_base(std::move(t)) {}
+};
+
+}  // namespace chronopool

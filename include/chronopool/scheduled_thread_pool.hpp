@@ -1,0 +1,198 @@
+// chronopool::scheduled_thread_pool — Java's ScheduledThreadPoolExecutor as an
+// Asio execution context.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/task_impl.hpp>
+#include <chronopool/pending_task.hpp>
+#include <chronopool/periodic_options.hpp>
+#include <chronopool/pool_options.hpp>
+#include <chronopool/pool_stats.hpp>
+#include <chronopool/run_state.hpp>
+#include <chronopool/scheduled_future.hpp>
+
+#include <boost/asio/execution_context.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace chronopool {
+
+namespace detail {
+class pool_core;
+}
+
+/// A pool of threads that runs one-shot and periodic tasks at their deadlines.
+///
+/// All work, including execute()/submit(), goes through one delayed work queue
+/// ordered by (deadline, submission sequence); idle threads wait
+/// leader/follower so only one sleeps on the head's deadline.
+///
+/// @par Thread Safety
+/// Every member may be called from any thread, concurrently. Blocking waits
+/// for termination (join(), wait_for_termination() with a non-zero timeout)
+/// from one of the pool's own threads throw std::system_error with
+/// std::errc::resource_deadlock_would_occur instead of deadlocking.
+///
+/// @par Destruction
+/// The destructor is the RAII-safe path: it acts as shutdown_now() (cancels
+/// every queued task, asks running ones to stop through their stop tokens),
+/// then joins the threads. It never waits for a delayed task's deadline.
+/// join() is the graceful path.
+class scheduled_thread_pool : public boost::asio::execution_context {
+ public:
+  using clock = std::chrono::steady_clock;
+  using duration = clock::duration;
+  using time_point = clock::time_point;
+
+  /// The largest core pool size accepted.
+  static constexpr std::size_t max_core_pool_size = 4096;
+
+  /// A pool with @p core_pool_size threads and default options.
+  explicit scheduled_thread_pool(std::size_t core_pool_size);
+  explicit scheduled_thread_pool(scheduled_thread_pool_options options);
+  ~scheduled_thread_pool();
+
+  scheduled_thread_pool(const scheduled_thread_pool&) = delete;
+  scheduled_thread_pool& operator=(const scheduled_thread_pool&) = delete;
+
+  // ---- submission ------------------------------------------------------------
+  // Every callable may take a std::stop_token as its only parameter; it then
+  // receives the task's token (requested by cancel(true) and shutdown_now()).
+  // An empty callable throws std::invalid_argument. A rejected task is
+  // handled by the rejection policy (abort throws rejected_execution).
+
+  /// Runs @p f as soon as possible, fire-and-forget: an exception it throws
+  /// goes to the error handler.
+  template <class F>
+    requires detail::task_callable<F>
+  void execute(F&& f);
+
+  /// Runs @p f as soon as possible; the future receives its result or exception.
+  template <class F>
+    requires detail::task_callable<F>
+  auto submit(F&& f) -> scheduled_future<detail::callable_result_t<F>>;
+
+  /// Runs @p f once after @p delay (any unit; negative means now, a delay too
+  /// large to represent, e.g. hours::max(), means never).
+  template <class Rep, class Period, class F>
+    requires detail::task_callable<F>
+  auto schedule(std::chrono::duration<Rep, Period> delay, F&& f) -> scheduled_future<detail::callable_result_t<F>>;
+
+  /// Runs @p f once at @p deadline. Time points of clocks other than
+  /// steady_clock are converted once, at submission.
+  template <class Clock, class Duration, class F>
+    requires detail::task_callable<F>
+  auto schedule_at(std::chrono::time_point<Clock, Duration> deadline, F&& f)
+      -> scheduled_future<detail::callable_result_t<F>>;
+
+  /// Runs @p f first after @p initial_delay, then every @p period measured
+  /// from the previous ideal deadline (late runs catch up, see
+  /// periodic_options::missed_ticks). Runs never overlap. @p period must be
+  /// positive (std::invalid_argument otherwise). @p f must return void.
+  template <class Rep1, class Period1, class Rep2, class Period2, class F>
+    requires detail::task_callable<F>
+  scheduled_future<void> schedule_at_fixed_rate(std::chrono::duration<Rep1, Period1> initial_delay,
+                                                std::chrono::duration<Rep2, Period2> period, F&& f,
+                                                periodic_options options = {});
+
+  /// Runs @p f first after @p initial_delay, then @p delay after the end of
+  /// each run. @p delay must be positive. @p f must return void.
+  template <class Rep1, class Period1, class Rep2, class Period2, class F>
+    requires detail::task_callable<F>
+  scheduled_future<void> schedule_with_fixed_delay(std::chrono::duration<Rep1, Period1> initial_delay,
+                                                   std::chrono::duration<Rep2, Period2> delay, F&& f,
+                                                   periodic_options options = {});
+
+  // ---- life cycle -------------------------------------------------------------
+
+  /// Stops accepting work. Queued tasks follow the shutdown policies; running
+  /// ones finish. Does not wait. Idempotent.
+  void shutdown();
+
+  /// Stops accepting work, runs nothing more, asks running tasks to stop, and
+  /// returns the tasks that never started, in deadline order. Does not wait.
+  std::vector<pending_task> shutdown_now();
+
+  bool is_shutdown() const noexcept;     ///< state is past running
+  bool is_terminating() const noexcept;  ///< shut down but not yet terminated
+  bool is_terminated() const noexcept;
+  run_state state() const noexcept;
+
+  /// Waits until terminated or @p timeout passes; true when terminated. A zero
+  /// (or negative) timeout only answers, from any thread.
+  template <class Rep, class Period>
+  bool wait_for_termination(std::chrono::duration<Rep, Period> timeout) {
+    return wait_for_termination_until(
+        detail::deadline_after(clock::now(), detail::saturating_duration(timeout, "timeout")));
+  }
+
+  /// The graceful path: shutdown(), then wait until terminated.
+  void join();
+
+  // ---- queue control ------------------------------------------------------------
+
+  /// Takes a queued task out of the queue and cancels its future. True if it
+  /// was queued here.
+  bool remove(const scheduled_future_base& handle);
+
+  /// Drops cancelled tasks still queued (only possible with remove_on_cancel
+  /// off). Returns how many.
+  std::size_t purge();
+
+  // ---- sizing and policies -------------------------------------------------------
+
+  /// Throws std::invalid_argument above max_core_pool_size. Growing starts
+  /// threads for queued work; shrinking retires idle threads.
+  void set_core_pool_size(std::size_t n);
+  std::size_t core_pool_size() const noexcept;
+  /// Starts one idle core thread if fewer than the core size run; true if started.
+  bool prestart_core_thread();
+  /// Starts all missing core threads; returns how many were started.
+  std::size_t prestart_core_threads();
+  void allow_core_thread_timeout(bool allow);
+  bool allows_core_thread_timeout() const noexcept;
+
+  void set_continue_existing_periodic_tasks_after_shutdown(bool v);
+  bool continue_existing_periodic_tasks_after_shutdown() const noexcept;
+  void set_execute_existing_delayed_tasks_after_shutdown(bool v);
+  bool execute_existing_delayed_tasks_after_shutdown() const noexcept;
+  void set_remove_on_cancel(bool v) noexcept;
+  bool remove_on_cancel() const noexcept;
+  void set_rejection_policy(rejection_policy p) noexcept;
+  rejection_policy get_rejection_policy() const noexcept;
+
+  // ---- introspection --------------------------------------------------------------
+
+  pool_stats stats() const;
+  std::size_t pool_size() const;
+  std::size_t largest_pool_size() const;
+  std::size_t active_count() const noexcept;
+  std::size_t queued_count() const;
+  std::uint64_t task_count() const;
+  std::uint64_t completed_task_count() const noexcept;
+
+  /// True on a thread of this pool.
+  bool running_in_this_thread() const noexcept;
+
+ private:
+  /// Assigns a sequence number and queues @p t, applying the rejection policy.
+  void enqueue(const detail::task_ptr& t, const char* where);
+  bool wait_for_termination_until(time_point limit);
+
+  template <class F>
+  detail::task_ptr make_one_shot(F&& f, time_point deadline, const char* where);
+  template <class Rep1, class Period1, class Rep2, class Period2, class F>
+  scheduled_future<void> schedule_periodic(detail::task_kind kind, std::chrono::duration<Rep1, Period1> initial_delay,
+                                           std::chrono::duration<Rep2, Period2> period, F&& f,
+                                           const periodic_options& options, const char* where);
+  static void check_periodic(duration period, const periodic_options& options, const char* where);
+
+  std::shared_ptr<detail::pool_core> core_;
+};
+
+}  // namespace chronopool
+
+#include <chronopool/impl/scheduled_thread_pool.hpp>

@@ -1,0 +1,256 @@
+// Java's DelayedWorkQueue in C++: an indexed binary heap plus the
+// leader/follower wait. See detail/delayed_work_queue.hpp.
+#include <chronopool/detail/delayed_work_queue.hpp>
+
+#include <algorithm>
+
+namespace chronopool::detail {
+namespace {
+
+// Tasks leave the queue as raw pointers while the lock is held; their
+// references are dropped only after it is released, because dropping the
+// last one runs the callable's destructor, which is user code.
+std::vector<task_ptr> adopt_sorted(std::vector<task_base*> raw) {
+  std::sort(raw.begin(), raw.end(), [](const task_base* a, const task_base* b) { return runs_before(*a, *b); });
+  std::vector<task_ptr> out;
+  out.reserve(raw.size());
+  for (task_base* t : raw) out.emplace_back(t, task_ptr::adopt);
+  return out;
+}
+
+}  // namespace
+
+delayed_work_queue::~delayed_work_queue() {
+  for (task_base* t : heap_) {
+    t->heap_index = task_base::not_queued;
+    intrusive_release(t);
+  }
+}
+
+void delayed_work_queue::sift_up(std::size_t i) noexcept {
+  task_base* const t = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!runs_before(*t, *heap_[parent])) break;
+    place(i, heap_[parent]);
+    i = parent;
+  }
+  place(i, t);
+}
+
+void delayed_work_queue::sift_down(std::size_t i) noexcept {
+  task_base* const t = heap_[i];
+  const std::size_t n = heap_.size();
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && runs_before(*heap_[child + 1], *heap_[child])) ++child;
+    if (!runs_before(*heap_[child], *t)) break;
+    place(i, heap_[child]);
+    i = child;
+  }
+  place(i, t);
+}
+
+task_base* delayed_work_queue::remove_at(std::size_t i) noexcept {
+  task_base* const t = heap_[i];
+  task_base* const last = heap_.back();
+  heap_.pop_back();
+  t->heap_index = task_base::not_queued;
+  if (i < heap_.size()) {
+    // The moved-in last element may belong above or below slot i.
+    place(i, last);
+    sift_down(i);
+    if (heap_[i] == last) sift_up(i);
+  }
+  return t;
+}
+
+bool delayed_work_queue::offer(task_ptr t) {
+  return offer_within(std::move(t), heap_.max_size()) == offer_status::queued;
+}
+
+delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, std::size_t max_size) {
+  std::lock_guard lock(mutex_);
+  if (t->cancelled()) return offer_status::cancelled;
+  if (heap_.size() >= max_size) return offer_status::full;
+  task_base* const raw = t.detach();
+  heap_.push_back(raw);
+  raw->heap_index = heap_.size() - 1;
+  sift_up(raw->heap_index);
+  if (heap_.front() == raw) {
+    // A new head: the leader sleeps for a later deadline. Void its role and
+    // wake one taker, which becomes leader for the new head.
+    leader_ = nullptr;
+    available_.notify_one();
+  }
+  return offer_status::queued;
+}
+
+task_ptr delayed_work_queue::poll() {
+  std::lock_guard lock(mutex_);
+  if (heap_.empty() || heap_.front()->deadline() > clock::now()) return {};
+  return task_ptr(remove_at(0), task_ptr::adopt);
+}
+
+delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point limit) {
+  std::unique_lock lock(mutex_);
+  const std::uint64_t epoch = interrupt_epoch_;
+  const char me = 0;  // this wait's identity for the leader role
+  wait_result result{{}, wait_status::timeout};
+
+  // Waits until @p until (forever for the "never" sentinel); false on timeout.
+  auto sleep_until = [&](time_point until) {
+    if (is_never(until)) {
+      available_.wait(lock);
+      return true;
+    }
+    return available_.wait_until(lock, until) == std::cv_status::no_timeout;
+  };
+
+  for (;;) {
+    if (mode_ == mode::closed) {
+      result.status = wait_status::closed;
+      break;
+    }
+    if (interrupt_epoch_ != epoch) {
+      result.status = wait_status::interrupted;
+      break;
+    }
+    const time_point now = clock::now();
+    if (heap_.empty()) {
+      if (mode_ == mode::draining) {
+        result.status = wait_status::closed;
+        break;
+      }
+      if (limit <= now) break;  // timeout
+      sleep_until(limit);
+      continue;
+    }
+    const time_point head = heap_.front()->deadline();
+    if (head <= now) {
+      result = {task_ptr(remove_at(0), task_ptr::adopt), wait_status::task};
+      // Draining takers return once the queue is empty; wake them to see it.
+      if (heap_.empty() && mode_ == mode::draining) available_.notify_all();
+      break;
+    }
+    if (limit <= now) break;  // timeout
+    if (leader_ != nullptr) {
+      sleep_until(limit);  // follower: untimed unless the caller has a limit
+    } else {
+      // Leader: the only thread sleeping for the head's deadline. A caller
+      // whose own limit comes first sleeps until then and hands the role on
+      // when it leaves.
+      leader_ = &me;
+      sleep_until(std::min(head, limit));
+      if (leader_ == &me) leader_ = nullptr;
+    }
+  }
+
+  // Pass the leader role on: someone must sleep for the (new) head.
+  if (leader_ == nullptr && !heap_.empty()) available_.notify_one();
+  return result;
+}
+
+bool delayed_work_queue::remove(task_base& t) {
+  task_base* removed = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    const std::size_t i = t.heap_index;
+    if (i >= heap_.size() || heap_[i] != &t) return false;
+    removed = remove_at(i);
+    // A removal that empties the queue changes what idle takers should do
+    // (a draining one returns, a surplus pool thread may retire): wake them.
+    if (heap_.empty()) available_.notify_all();
+  }
+  intrusive_release(removed);  // outside the lock: may run the callable's destructor
+  return true;
+}
+
+std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(const task_base&)>& pred) {
+  std::vector<task_base*> taken;
+  {
+    std::lock_guard lock(mutex_);
+    std::vector<task_base*> kept;
+    kept.reserve(heap_.size());
+    for (task_base* t : heap_) {
+      if (pred(*t)) {
+        t->heap_index = task_base::not_queued;
+        taken.push_back(t);
+      } else {
+        kept.push_back(t);
+      }
+    }
+    if (taken.empty()) return {};
+    heap_ = std::move(kept);
+    for (std::size_t i = 0; i < heap_.size(); ++i) place(i, heap_[i]);
+    for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);  // Floyd's heap construction
+    // The head may have changed to a later deadline: the leader re-checks.
+    leader_ = nullptr;
+    available_.notify_all();
+  }
+  return adopt_sorted(std::move(taken));
+}
+
+std::vector<task_ptr> delayed_work_queue::drain() {
+  std::vector<task_base*> taken;
+  {
+    std::lock_guard lock(mutex_);
+    taken.swap(heap_);
+    for (task_base* t : taken) t->heap_index = task_base::not_queued;
+    available_.notify_all();
+  }
+  return adopt_sorted(std::move(taken));
+}
+
+task_ptr delayed_work_queue::pop_head() {
+  std::lock_guard lock(mutex_);
+  if (heap_.empty()) return {};
+  task_ptr head(remove_at(0), task_ptr::adopt);
+  if (heap_.empty()) available_.notify_all();
+  return head;
+}
+
+std::size_t delayed_work_queue::size() const {
+  std::lock_guard lock(mutex_);
+  return heap_.size();
+}
+
+std::optional<time_point> delayed_work_queue::head_deadline() const {
+  std::lock_guard lock(mutex_);
+  if (heap_.empty()) return std::nullopt;
+  return heap_.front()->deadline();
+}
+
+void delayed_work_queue::set_mode(mode m) {
+  std::lock_guard lock(mutex_);
+  mode_ = std::max(mode_, m);  // modes only advance: a closed queue never reopens
+  available_.notify_all();
+}
+
+delayed_work_queue::mode delayed_work_queue::current_mode() const {
+  std::lock_guard lock(mutex_);
+  return mode_;
+}
+
+void delayed_work_queue::interrupt_waiters() {
+  std::lock_guard lock(mutex_);
+  ++interrupt_epoch_;
+  available_.notify_all();
+}
+
+bool delayed_work_queue::check_invariants() const {
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < heap_.size(); ++i) {
+    if (heap_[i]->heap_index != i) return false;
+    if (i > 0 && runs_before(*heap_[i], *heap_[(i - 1) / 2])) return false;
+  }
+  return true;
+}
+
+bool delayed_work_queue::has_leader() const {
+  std::lock_guard lock(mutex_);
+  return leader_ != nullptr;
+}
+
+}  // namespace chronopool::detail

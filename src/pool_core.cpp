@@ -1,0 +1,559 @@
+// The thread pool machinery: run states, the worker loop, rejection and
+// termination. Java's ScheduledThreadPoolExecutor/ThreadPoolExecutor logic,
+// with the decisions documented in scheduled_thread_pool.hpp.
+#include <chronopool/detail/pool_core.hpp>
+#include <chronopool/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include <pthread.h>
+
+namespace chronopool::detail {
+namespace {
+
+// The pool whose worker is running on this thread, if any.
+thread_local const pool_core* this_thread_pool = nullptr;
+
+std::string describe(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+void set_thread_name(const std::string& prefix, std::size_t index) {
+  std::string name = fmt::format("{}-{}", prefix, index);
+  if (name.size() > 15) name.resize(15);  // the kernel's limit (TASK_COMM_LEN - 1)
+  pthread_setname_np(pthread_self(), name.c_str());
+}
+
+scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
+  if (o.core_pool_size > 4096)
+    throw std::invalid_argument(
+        fmt::format("chronopool: core_pool_size {} exceeds the maximum of 4096", o.core_pool_size));
+  if (o.keep_alive <= std::chrono::nanoseconds::zero())
+    throw std::invalid_argument("chronopool: keep_alive must be positive");
+  return o;
+}
+
+// A decorator's view of one run: calling the body runs the task at most once
+// and keeps the task's own exception even if the decorator swallows it.
+struct decorated_run {
+  task_base* task;
+  bool ran = false;
+  std::exception_ptr error;
+
+  static void body(void* self) {
+    auto& r = *static_cast<decorated_run*>(self);
+    if (r.ran) return;
+    r.ran = true;
+    try {
+      r.task->invoke();
+    } catch (...) {
+      r.error = std::current_exception();
+      throw;
+    }
+  }
+};
+
+}  // namespace
+
+pool_core::pool_core(scheduled_thread_pool_options options)
+    : continue_periodic_after_shutdown(options.continue_existing_periodic_tasks_after_shutdown),
+      execute_delayed_after_shutdown(options.execute_existing_delayed_tasks_after_shutdown),
+      remove_on_cancel(options.remove_on_cancel),
+      rejection(options.rejection),
+      options_(validated(std::move(options))),
+      core_size_(options_.core_pool_size),
+      allow_core_timeout_(options_.allow_core_thread_timeout) {}
+
+pool_core::~pool_core() {
+  // close() has joined or detached every thread; the list holds no joinable one.
+}
+
+// ---- submission -------------------------------------------------------------
+
+void pool_core::enqueue(const task_ptr& t, const char* where) {
+  t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
+  t->set_owner(this);
+  if (state_.load() != run_state::running) return reject(t, where, true);
+  switch (queue_.offer_within(t, options_.max_queued)) {
+    case delayed_work_queue::offer_status::full: return reject(t, where, false);
+    case delayed_work_queue::offer_status::cancelled: return;  // cannot happen: nobody else holds it yet
+    case delayed_work_queue::offer_status::queued: break;
+  }
+  // Java's recheck: a shutdown may have swept the queue between our state
+  // check and the offer; take the task back out if it may no longer run.
+  if (!can_run_in_current_state(*t) && queue_.remove(*t)) {
+    t->cancel(false);
+    try_terminate();
+    return;
+  }
+  try {
+    ensure_prestart();
+  } catch (...) {
+    // No thread could be started. If none runs at all, the task would sit
+    // forever: withdraw it and let the caller see the error.
+    if (live_.load() == 0 && queue_.remove(*t)) {
+      t->cancel(false);
+      throw;
+    }
+  }
+}
+
+void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown) {
+  const rejection_policy policy = rejection.load();
+  auto refuse = [&] {
+    t->cancel(false);
+    throw rejected_execution(after_shutdown
+                                 ? fmt::format("chronopool: {} rejected: the pool is shut down", where)
+                                 : fmt::format("chronopool: {} rejected: {} tasks already queued (max_queued)",
+                                               where, options_.max_queued));
+  };
+  switch (policy) {
+    case rejection_policy::abort: refuse(); break;
+    case rejection_policy::discard: t->cancel(false); break;
+    case rejection_policy::caller_runs:
+      if (after_shutdown) {
+        t->cancel(false);
+      } else if (t->is_periodic()) {
+        refuse();
+      } else {
+        run_inline(t);
+      }
+      break;
+    case rejection_policy::discard_oldest:
+      if (after_shutdown) {
+        t->cancel(false);
+        break;
+      }
+      // Make room by dropping whatever would run next, until ours fits.
+      for (;;) {
+        const auto r = queue_.offer_within(t, options_.max_queued);
+        if (r != delayed_work_queue::offer_status::full) break;
+        task_ptr oldest = queue_.pop_head();
+        if (!oldest) {  // max_queued == 0: there is nothing to drop
+          t->cancel(false);
+          return;
+        }
+        oldest->cancel(false);
+      }
+      ensure_prestart();
+      break;
+  }
+}
+
+void pool_core::run_inline(const task_ptr& t) {
+  if (!t->try_start()) return;
+  const time_point started = clock::now();
+  std::exception_ptr error;
+  try {
+    t->invoke();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  t->finish_run(std::move(error), started);
+}
+
+bool pool_core::can_run_in_current_state(const task_base& t) const noexcept {
+  switch (state_.load()) {
+    case run_state::running: return true;
+    case run_state::shutdown:
+      if (t.is_periodic()) return continue_periodic_after_shutdown.load();
+      // Tasks already due run even when delayed ones are dropped (as Java).
+      return execute_delayed_after_shutdown.load() || t.deadline() <= clock::now();
+    default: return false;
+  }
+}
+
+// ---- threads ------------------------------------------------------------------
+
+void pool_core::ensure_prestart() {
+  const std::size_t live = live_.load();
+  const std::size_t core = core_size_.load();
+  if (live < core) {
+    add_worker(core);
+  } else if (live == 0) {
+    add_worker(1);  // core size 0: one thread made on demand
+  }
+}
+
+bool pool_core::add_worker(std::size_t limit) {
+  reap_exited();
+  std::lock_guard lock(mutex_);
+  const run_state s = state_.load();
+  if (s >= run_state::stop) return false;
+  if (s == run_state::shutdown && queue_.empty()) return false;
+  if (live_.load() >= limit) return false;
+  worker& w = workers_.emplace_back();
+  w.index = next_index_++;
+  try {
+    w.thread = std::thread([self = shared_from_this(), &w] { self->run_worker(w); });
+  } catch (...) {
+    workers_.pop_back();
+    throw;
+  }
+  const std::size_t live = live_.load() + 1;
+  live_.store(live);
+  largest_ = std::max(largest_, live);
+  return true;
+}
+
+void pool_core::run_worker(worker& w) {
+  this_thread_pool = this;
+  set_thread_name(options_.thread_name_prefix, w.index);
+  if (options_.on_thread_start) {
+    try {
+      options_.on_thread_start(w.index);
+    } catch (...) {
+      report_hook_error("on_thread_start");
+    }
+  }
+  while (task_ptr t = get_task()) run_task(w, t);
+  if (options_.on_thread_stop) {
+    try {
+      options_.on_thread_stop(w.index);
+    } catch (...) {
+      report_hook_error("on_thread_stop");
+    }
+  }
+  {
+    // get_task() already took this thread out of live_; from here on the
+    // worker record belongs to whoever reaps it.
+    std::lock_guard lock(mutex_);
+    w.exited = true;
+  }
+  try_terminate();
+  this_thread_pool = nullptr;
+}
+
+task_ptr pool_core::get_task() {
+  bool timed_out = false;
+  for (;;) {
+    time_point limit = time_point::max();
+    {
+      std::lock_guard lock(mutex_);
+      const run_state s = state_.load();
+      const std::size_t live = live_.load();
+      const bool timed = allow_core_timeout_.load() || live > core_size_.load();
+      const bool retire = s >= run_state::stop || (s == run_state::shutdown && queue_.empty()) ||
+                          (timed && timed_out && (live > 1 || queue_.empty()));
+      if (retire) {
+        live_.store(live - 1);
+        return {};
+      }
+      // A timed thread waits keep_alive for work, except the last one while
+      // work is queued: it must stay for that work, and polling every
+      // keep_alive until a far deadline would be a slow spin.
+      if (timed && !(live == 1 && !queue_.empty()))
+        limit = deadline_after(clock::now(), options_.keep_alive);
+    }
+    auto r = queue_.wait_for_task(limit);
+    switch (r.status) {
+      case delayed_work_queue::wait_status::task: return std::move(r.task);
+      case delayed_work_queue::wait_status::timeout: timed_out = true; break;
+      case delayed_work_queue::wait_status::interrupted: timed_out = false; break;
+      case delayed_work_queue::wait_status::closed: timed_out = true; break;  // re-check the state
+    }
+  }
+}
+
+void pool_core::run_task(worker& w, const task_ptr& t) {
+  if (!can_run_in_current_state(*t)) {
+    t->cancel(false);  // popped just before a shutdown policy or shutdown_now() reached it
+    return;
+  }
+  if (!t->try_start()) return;  // cancelled while queued (remove_on_cancel off) or just now
+  const time_point started = clock::now();
+  lateness_.record(started - t->deadline());
+  {
+    std::lock_guard lock(w.current_mutex);
+    w.current = t.get();
+  }
+  // shutdown_now() may have swept the running tasks just before we registered.
+  if (state_.load() >= run_state::stop) t->request_stop();
+  active_.fetch_add(1);
+
+  const task_view view(*t);
+  std::exception_ptr error;
+  try {
+    if (options_.before_execute) options_.before_execute(view);
+    if (options_.task_decorator) {
+      decorated_run run{t.get(), false, nullptr};
+      try {
+        options_.task_decorator(view, task_body(&decorated_run::body, &run));
+      } catch (...) {
+        if (!run.error) throw;  // the decorator's own failure
+      }
+      if (run.error) std::rethrow_exception(run.error);  // even if the decorator swallowed it
+      if (!run.ran) throw std::logic_error("chronopool: task_decorator did not run the task");
+    } else {
+      t->invoke();
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (options_.after_execute) {
+    try {
+      options_.after_execute(view, error);
+    } catch (...) {
+      report_error(std::current_exception(), *t);
+    }
+  }
+  {
+    std::lock_guard lock(w.current_mutex);
+    w.current = nullptr;
+  }
+  active_.fetch_sub(1);
+  completed_.fetch_add(1);
+  t->finish_run(std::move(error), started);
+}
+
+void pool_core::reap_exited() {
+  std::vector<std::thread> done;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (it->exited) {
+        done.push_back(std::move(it->thread));
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& th : done) {
+    if (th.get_id() == std::this_thread::get_id()) {
+      th.detach();  // reaping ourselves (a pool thread adding a worker after exiting its loop cannot happen, but be safe)
+    } else {
+      th.join();
+    }
+  }
+}
+
+// ---- life cycle ---------------------------------------------------------------
+
+void pool_core::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (state_.load() == run_state::running) state_.store(run_state::shutdown);
+  }
+  // Apply the shutdown policies to what is queued (Java's onShutdown).
+  const bool keep_periodic = continue_periodic_after_shutdown.load();
+  const bool keep_delayed = execute_delayed_after_shutdown.load();
+  const time_point now = clock::now();
+  auto dropped = queue_.remove_if([&](const task_base& t) {
+    if (t.cancelled()) return true;
+    return t.is_periodic() ? !keep_periodic : (!keep_delayed && t.deadline() > now);
+  });
+  for (auto& t : dropped) t->cancel(false);
+  queue_.set_mode(delayed_work_queue::mode::draining);
+  try_terminate();
+}
+
+std::vector<task_ptr> pool_core::shutdown_now() {
+  {
+    std::lock_guard lock(mutex_);
+    if (state_.load() < run_state::stop) state_.store(run_state::stop);
+  }
+  queue_.set_mode(delayed_work_queue::mode::closed);
+  std::vector<task_ptr> drained = queue_.drain();
+  {
+    // Ask running tasks to stop (Java interrupts the workers).
+    std::lock_guard lock(mutex_);
+    for (worker& w : workers_) {
+      std::lock_guard current(w.current_mutex);
+      if (w.current) w.current->request_stop();
+    }
+  }
+  std::vector<task_ptr> never_started;
+  never_started.reserve(drained.size());
+  for (task_ptr& t : drained) {
+    t->set_owner(nullptr);  // from now on the caller owns it; the pool may be gone when it runs
+    if (t->status() == task_status::pending) never_started.push_back(std::move(t));
+  }
+  try_terminate();
+  return never_started;
+}
+
+void pool_core::try_terminate() {
+  {
+    std::lock_guard lock(mutex_);
+    const run_state s = state_.load();
+    if (s == run_state::running || s >= run_state::tidying) return;
+    if (s == run_state::shutdown && !queue_.empty()) return;
+    if (live_.load() != 0) return;
+    state_.store(run_state::tidying);
+  }
+  if (options_.terminated) {
+    try {
+      options_.terminated();
+    } catch (...) {
+      report_hook_error("terminated");
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    state_.store(run_state::terminated);
+  }
+  termination_cv_.notify_all();
+}
+
+bool pool_core::wait_for_termination_until(time_point limit) {
+  if (state_.load() == run_state::terminated) return true;
+  if (limit <= clock::now()) return false;
+  if (running_in_this_thread())
+    throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
+                            "chronopool: waiting for termination from one of the pool's own threads");
+  std::unique_lock lock(mutex_);
+  auto terminated = [&] { return state_.load() == run_state::terminated; };
+  if (is_never(limit)) {
+    termination_cv_.wait(lock, terminated);
+    return true;
+  }
+  return termination_cv_.wait_until(lock, limit, terminated);
+}
+
+void pool_core::join() {
+  if (running_in_this_thread())
+    throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
+                            "chronopool: join called from one of the pool's own threads");
+  shutdown();
+  wait_for_termination_until(time_point::max());
+  reap_exited();
+}
+
+void pool_core::close() {
+  shutdown_now();  // the returned tasks are dropped here, which cancels their futures
+  if (running_in_this_thread()) {
+    // Destroyed from inside one of our own tasks: this thread cannot join
+    // itself. Every thread keeps the core alive through its own reference,
+    // so detach them all; the core goes away with the last of them.
+    std::lock_guard lock(mutex_);
+    for (worker& w : workers_)
+      if (w.thread.joinable()) w.thread.detach();
+    return;
+  }
+  wait_for_termination_until(time_point::max());
+  reap_exited();
+}
+
+// ---- queue control --------------------------------------------------------------
+
+bool pool_core::remove(task_base& t) {
+  if (!queue_.remove(t)) return false;
+  t.cancel(false);
+  try_terminate();
+  return true;
+}
+
+std::size_t pool_core::purge() {
+  const auto dropped = queue_.remove_if([](const task_base& t) { return t.cancelled(); });
+  try_terminate();
+  return dropped.size();
+}
+
+void pool_core::on_cancelled(task_base& t) noexcept {
+  if (!remove_on_cancel.load() || !queue_.remove(t)) return;
+  if (state_.load() != run_state::running) {
+    try_terminate();
+  } else if (queue_.empty() && (allow_core_timeout_.load() || live_.load() > core_size_.load())) {
+    // A surplus thread that waits untimed for queued work may now retire.
+    queue_.interrupt_waiters();
+  }
+}
+
+bool pool_core::reschedule(task_base& t) {
+  if (!can_run_in_current_state(t)) return false;
+  queue_.offer(task_ptr(&t));  // re-arming is never refused for the max_queued bound
+  // Same recheck as enqueue(): a shutdown may have swept the queue meanwhile.
+  if (!can_run_in_current_state(t) && queue_.remove(t)) return false;
+  ensure_prestart();
+  return true;
+}
+
+void pool_core::report_error(std::exception_ptr error, const task_base& t) noexcept {
+  try {
+    if (options_.error_handler) {
+      options_.error_handler(error, task_view(t));
+    } else {
+      fmt::print(stderr, "chronopool: task #{} failed: {}\n", t.sequence(), describe(error));
+    }
+  } catch (...) {
+    // An error handler that throws has nowhere left to report to.
+  }
+}
+
+void pool_core::report_hook_error(const char* hook) noexcept {
+  try {
+    fmt::print(stderr, "chronopool: the {} hook threw: {}\n", hook, describe(std::current_exception()));
+  } catch (...) {
+  }
+}
+
+// ---- sizing -----------------------------------------------------------------------
+
+void pool_core::set_core_pool_size(std::size_t n) {
+  if (n > 4096)
+    throw std::invalid_argument(fmt::format("chronopool: core pool size {} exceeds the maximum of 4096", n));
+  const std::size_t old = core_size_.exchange(n);
+  if (live_.load() > n) {
+    queue_.interrupt_waiters();  // idle threads re-check and retire after keep_alive
+  } else if (n > old) {
+    // Start threads for work already queued, as Java does.
+    std::size_t k = std::min(n - old, queue_.size());
+    while (k-- > 0 && add_worker(n)) {
+    }
+  }
+}
+
+bool pool_core::prestart_core_thread() { return add_worker(core_size_.load()); }
+
+std::size_t pool_core::prestart_core_threads() {
+  std::size_t started = 0;
+  while (add_worker(core_size_.load())) ++started;
+  return started;
+}
+
+void pool_core::allow_core_thread_timeout(bool allow) {
+  if (allow_core_timeout_.exchange(allow) != allow && allow) queue_.interrupt_waiters();
+}
+
+// ---- introspection ------------------------------------------------------------------
+
+pool_stats pool_core::stats() const {
+  pool_stats s;
+  s.state = state_.load();
+  s.core_pool_size = core_size_.load();
+  {
+    std::lock_guard lock(mutex_);
+    s.pool_size = live_.load();
+    s.largest_pool_size = largest_;
+  }
+  s.active_count = active_.load();
+  s.queued_count = queue_.size();
+  s.completed_task_count = completed_.load();
+  s.task_count = s.completed_task_count + s.active_count + s.queued_count;
+  s.lateness = lateness_.summary();
+  return s;
+}
+
+std::size_t pool_core::pool_size() const { return live_.load(); }
+
+std::size_t pool_core::largest_pool_size() const {
+  std::lock_guard lock(mutex_);
+  return largest_;
+}
+
+bool pool_core::running_in_this_thread() const noexcept { return this_thread_pool == this; }
+
+}  // namespace chronopool::detail

@@ -1,0 +1,146 @@
+// Status machine of a scheduled task; see detail/task_base.hpp.
+#include <chronopool/detail/task_base.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+
+namespace chronopool::detail {
+namespace {
+
+// Futures wait on one of a fixed set of mutex/condition-variable pairs chosen
+// by the task's address, so a task needs no synchronisation object of its own.
+// Unrelated waiters sharing a stripe only see a spurious wake-up.
+struct alignas(64) waiter_stripe {
+  std::mutex mutex;
+  std::condition_variable cv;
+};
+
+constexpr std::size_t stripe_count = 64;
+
+waiter_stripe& stripe_for(const void* p) noexcept {
+  static waiter_stripe stripes[stripe_count];
+  const auto h = reinterpret_cast<std::uintptr_t>(p) >> 6;
+  return stripes[(h ^ (h >> 7)) % stripe_count];
+}
+
+duration jitter_offset(duration period, double fraction) noexcept {
+  if (fraction <= 0.0) return duration::zero();
+  thread_local std::minstd_rand rng{std::random_device{}()};
+  std::uniform_real_distribution<double> dist(0.0, fraction);
+  // period × fraction < period, so this cannot overflow.
+  return duration(static_cast<duration::rep>(static_cast<double>(period.count()) * dist(rng)));
+}
+
+}  // namespace
+
+void task_base::set_periodic(duration period, time_point first, const periodic_options& opts) noexcept {
+  period_ = period;
+  ideal_ = first;
+  continue_after_error_ = opts.continue_after_error;
+  missed_ticks_ = opts.missed_ticks;
+  jitter_ = opts.jitter;
+  set_deadline(saturating_add(first, jitter_offset(period, jitter_)));
+}
+
+bool task_base::try_start() noexcept {
+  auto expected = task_status::pending;
+  return status_.compare_exchange_strong(expected, task_status::running);
+}
+
+bool task_base::complete(task_status final_status, std::exception_ptr error) noexcept {
+  if (error) error_ = std::move(error);  // published by the release below
+  auto expected = task_status::running;
+  const bool won = status_.compare_exchange_strong(expected, final_status);
+  // Lost only to a cancel() during the run: the result is discarded and the
+  // canceller already woke the waiters.
+  release_callable();
+  if (won) notify_waiters();
+  return won;
+}
+
+time_point task_base::next_deadline(time_point started, time_point finished) noexcept {
+  if (kind_ == task_kind::fixed_delay) {
+    ideal_ = saturating_add(finished, period_);
+  } else {
+    const time_point next = saturating_add(ideal_, period_);
+    const bool missed = next <= finished;
+    if (!missed || missed_ticks_ == missed_tick_policy::burst || is_never(next)) {
+      ideal_ = next;
+    } else if (missed_ticks_ == missed_tick_policy::delay) {
+      ideal_ = saturating_add(started, period_);
+      if (ideal_ <= finished) ideal_ = saturating_add(finished, period_);
+    } else {  // skip: the first ideal instant strictly after now
+      const auto behind = (finished - ideal_) / period_;  // whole periods missed
+      ideal_ = saturating_add(ideal_, period_ * (behind + 1));
+    }
+  }
+  return saturating_add(ideal_, jitter_offset(period_, jitter_));
+}
+
+void task_base::finish_run(std::exception_ptr error, time_point started) noexcept {
+  task_owner* const o = owner();
+  if (!is_periodic() || (error && !continue_after_error_) || o == nullptr) {
+    // One-shot work, a periodic task stopped by its error, or a periodic task
+    // run once by hand after shutdown_now(): the run is the last one.
+    if (error && reports_errors_ && o != nullptr) o->report_error(error, *this);
+    complete(error ? task_status::failed : task_status::succeeded, std::move(error));
+    return;
+  }
+  if (error) o->report_error(error, *this);  // continue_after_error: keep going
+  set_deadline(next_deadline(started, clock::now()));
+  auto expected = task_status::running;
+  if (!status_.compare_exchange_strong(expected, task_status::pending)) {
+    release_callable();  // cancelled during the run; the canceller notified
+    return;
+  }
+  bool requeued = false;
+  try {
+    requeued = o->reschedule(*this);
+  } catch (...) {
+    requeued = false;
+  }
+  if (!requeued) cancel(false);
+}
+
+bool task_base::cancel(bool may_interrupt) noexcept {
+  auto s = status_.load();
+  for (;;) {
+    if (s >= task_status::succeeded) return false;
+    if (status_.compare_exchange_weak(s, task_status::cancelled)) break;
+  }
+  if (s == task_status::pending) {
+    // Never ran and never will: free what the callable holds at once.
+    release_callable();
+    if (task_owner* o = owner()) o->on_cancelled(*this);
+  } else if (may_interrupt) {
+    request_stop();
+  }
+  notify_waiters();
+  return true;
+}
+
+void task_base::notify_waiters() const noexcept {
+  if (!has_waiters_.load()) return;
+  auto& s = stripe_for(this);
+  { std::lock_guard lock(s.mutex); }  // a waiter is either before its check or inside wait()
+  s.cv.notify_all();
+}
+
+bool task_base::wait_until(time_point limit) const {
+  if (done()) return true;
+  auto& s = stripe_for(this);
+  std::unique_lock lock(s.mutex);
+  has_waiters_.store(true);
+  while (!done()) {
+    if (is_never(limit)) {
+      s.cv.wait(lock);
+    } else if (s.cv.wait_until(lock, limit) == std::cv_status::timeout) {
+      return done();
+    }
+  }
+  return true;
+}
+
+}  // namespace chronopool::detail
