@@ -188,7 +188,7 @@ void pool_core::ensure_prestart() {
 }
 
 bool pool_core::add_worker(std::size_t limit) {
-  reap_exited();
+  reap_threads(false);
   std::lock_guard lock(mutex_);
   const run_state s = state_.load();
   if (s >= run_state::stop) return false;
@@ -227,9 +227,10 @@ void pool_core::run_worker(worker& w) {
     }
   }
   {
-    // get_task() already took this thread out of live_; from here on the
-    // worker record belongs to whoever reaps it.
+    // get_task() took this thread out of live_ and counted it in exiting_;
+    // from here on the worker record belongs to whoever reaps it.
     std::lock_guard lock(mutex_);
+    --exiting_;
     w.exited = true;
   }
   try_terminate();
@@ -249,6 +250,7 @@ task_ptr pool_core::get_task() {
                           (timed && timed_out && (live > 1 || queue_.empty()));
       if (retire) {
         live_.store(live - 1);
+        ++exiting_;  // termination waits until this thread's exit hooks are done
         return {};
       }
       // A timed thread waits keep_alive for work, except the last one while
@@ -318,12 +320,12 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
   t->finish_run(std::move(error), started);
 }
 
-void pool_core::reap_exited() {
+void pool_core::reap_threads(bool all) {
   std::vector<std::thread> done;
   {
     std::lock_guard lock(mutex_);
     for (auto it = workers_.begin(); it != workers_.end();) {
-      if (it->exited) {
+      if (all || it->exited) {
         done.push_back(std::move(it->thread));
         it = workers_.erase(it);
       } else {
@@ -331,13 +333,10 @@ void pool_core::reap_exited() {
       }
     }
   }
-  for (auto& th : done) {
-    if (th.get_id() == std::this_thread::get_id()) {
-      th.detach();  // reaping ourselves (a pool thread adding a worker after exiting its loop cannot happen, but be safe)
-    } else {
-      th.join();
-    }
-  }
+  // Exited threads are at most finishing try_terminate(), which does not wait
+  // for anything we hold; once terminated, the same holds for every thread.
+  for (auto& th : done)
+    if (th.joinable()) th.join();
 }
 
 // ---- life cycle ---------------------------------------------------------------
@@ -367,14 +366,17 @@ std::vector<task_ptr> pool_core::shutdown_now() {
   }
   queue_.set_mode(delayed_work_queue::mode::closed);
   std::vector<task_ptr> drained = queue_.drain();
+  // Ask running tasks to stop (Java interrupts the workers). The requests run
+  // user stop_callbacks, so they are made after our locks are released.
+  std::vector<task_ptr> running;
   {
-    // Ask running tasks to stop (Java interrupts the workers).
     std::lock_guard lock(mutex_);
     for (worker& w : workers_) {
       std::lock_guard current(w.current_mutex);
-      if (w.current) w.current->request_stop();
+      if (w.current) running.emplace_back(w.current);  // the worker holds a reference while current is set
     }
   }
+  for (task_ptr& t : running) t->request_stop();
   std::vector<task_ptr> never_started;
   never_started.reserve(drained.size());
   for (task_ptr& t : drained) {
@@ -391,7 +393,7 @@ void pool_core::try_terminate() {
     const run_state s = state_.load();
     if (s == run_state::running || s >= run_state::tidying) return;
     if (s == run_state::shutdown && !queue_.empty()) return;
-    if (live_.load() != 0) return;
+    if (live_.load() != 0 || exiting_ != 0) return;
     state_.store(run_state::tidying);
   }
   if (options_.terminated) {
@@ -429,7 +431,7 @@ void pool_core::join() {
                             "chronopool: join called from one of the pool's own threads");
   shutdown();
   wait_for_termination_until(time_point::max());
-  reap_exited();
+  reap_threads(true);
 }
 
 void pool_core::close() {
@@ -444,7 +446,7 @@ void pool_core::close() {
     return;
   }
   wait_for_termination_until(time_point::max());
-  reap_exited();
+  reap_threads(true);
 }
 
 // ---- queue control --------------------------------------------------------------

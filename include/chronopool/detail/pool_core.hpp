@@ -92,8 +92,9 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   task_ptr get_task();
   void run_task(worker& w, const task_ptr& t);
   void try_terminate();
-  /// Joins and forgets threads that have exited. Never called with mutex_ held.
-  void reap_exited();
+  /// Joins and forgets threads that have exited (all threads with @p all,
+  /// once the pool is terminated). Never called with mutex_ held.
+  void reap_threads(bool all);
   void report_hook_error(const char* hook) noexcept;
 
   const scheduled_thread_pool_options options_;
@@ -106,7 +107,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<std::size_t> active_{0};
   std::atomic<std::uint64_t> completed_{0};
-  std::atomic<std::size_t> live_{0};  // threads alive; written under mutex_
+  std::atomic<std::size_t> live_{0};  // threads in their work loop; written under mutex_
+  std::size_t exiting_ = 0;           // threads past their loop, still in exit hooks; guarded by mutex_
 
   mutable std::mutex mutex_;  // guards workers_, largest_, next_index_, state transitions
   std::condition_variable termination_cv_;
