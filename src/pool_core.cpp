@@ -91,6 +91,10 @@ void pool_core::enqueue(const task_ptr& t, const char* where) {
     case delayed_work_queue::offer_status::cancelled: return;  // cannot happen: nobody else holds it yet
     case delayed_work_queue::offer_status::queued: break;
   }
+  settle_after_offer(t);
+}
+
+void pool_core::settle_after_offer(const task_ptr& t) {
   // Java's recheck: a shutdown may have swept the queue between our state
   // check and the offer; take the task back out if it may no longer run.
   if (!can_run_in_current_state(*t) && queue_.remove(*t)) {
@@ -107,6 +111,25 @@ void pool_core::enqueue(const task_ptr& t, const char* where) {
       t->cancel(false);
       throw;
     }
+  }
+}
+
+void pool_core::submit_from_executor(const task_ptr& t) {
+  t->set_deadline(clock::now());
+  t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
+  t->set_owner(this);
+  if (state_.load() != run_state::running) {
+    t->cancel(false);
+    return;
+  }
+  queue_.offer(t);  // executor work is not bounded by max_queued, as Asio's queues are not
+  settle_after_offer(t);
+}
+
+void pool_core::work_finished() noexcept {
+  if (outstanding_work_.fetch_sub(1) == 1) {
+    { std::lock_guard lock(mutex_); }
+    termination_cv_.notify_all();
   }
 }
 
@@ -215,7 +238,7 @@ void pool_core::run_worker(worker& w) {
     try {
       options_.on_thread_start(w.index);
     } catch (...) {
-      report_hook_error("on_thread_start");
+      report_untied_error(std::current_exception(), "the on_thread_start hook");
     }
   }
   while (task_ptr t = get_task()) run_task(w, t);
@@ -223,7 +246,7 @@ void pool_core::run_worker(worker& w) {
     try {
       options_.on_thread_stop(w.index);
     } catch (...) {
-      report_hook_error("on_thread_stop");
+      report_untied_error(std::current_exception(), "the on_thread_stop hook");
     }
   }
   {
@@ -400,7 +423,7 @@ void pool_core::try_terminate() {
     try {
       options_.terminated();
     } catch (...) {
-      report_hook_error("terminated");
+      report_untied_error(std::current_exception(), "the terminated hook");
     }
   }
   {
@@ -429,6 +452,10 @@ void pool_core::join() {
   if (running_in_this_thread())
     throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
                             "chronopool: join called from one of the pool's own threads");
+  {
+    std::unique_lock lock(mutex_);
+    termination_cv_.wait(lock, [&] { return outstanding_work_.load() == 0; });
+  }
   shutdown();
   wait_for_termination_until(time_point::max());
   reap_threads(true);
@@ -486,7 +513,8 @@ bool pool_core::reschedule(task_base& t) {
 void pool_core::report_error(std::exception_ptr error, const task_base& t) noexcept {
   try {
     if (options_.error_handler) {
-      options_.error_handler(error, task_view(t));
+      const task_view view(t);
+      options_.error_handler(error, &view);
     } else {
       fmt::print(stderr, "chronopool: task #{} failed: {}\n", t.sequence(), describe(error));
     }
@@ -495,9 +523,13 @@ void pool_core::report_error(std::exception_ptr error, const task_base& t) noexc
   }
 }
 
-void pool_core::report_hook_error(const char* hook) noexcept {
+void pool_core::report_untied_error(std::exception_ptr error, const char* source) noexcept {
   try {
-    fmt::print(stderr, "chronopool: the {} hook threw: {}\n", hook, describe(std::current_exception()));
+    if (options_.error_handler) {
+      options_.error_handler(error, nullptr);
+    } else {
+      fmt::print(stderr, "chronopool: {} threw: {}\n", source, describe(error));
+    }
   } catch (...) {
   }
 }

@@ -28,6 +28,13 @@ scheduled_thread_pool::~scheduled_thread_pool() {
 
 void scheduled_thread_pool::enqueue(const detail::task_ptr& t, const char* where) { core_->enqueue(t, where); }
 
+void scheduled_thread_pool::submit_from_executor(const detail::task_ptr& t) { core_->submit_from_executor(t); }
+void scheduled_thread_pool::work_started() noexcept { core_->work_started(); }
+void scheduled_thread_pool::work_finished() noexcept { core_->work_finished(); }
+void scheduled_thread_pool::report_executor_error(std::exception_ptr e) noexcept {
+  core_->report_untied_error(std::move(e), "a function run by the executor");
+}
+
 void scheduled_thread_pool::check_periodic(duration period, const periodic_options& options, const char* where) {
   if (period <= duration::zero())
     throw std::invalid_argument(std::string("chronopool: ") + where + ": period must be positive");

@@ -60,10 +60,12 @@ struct scheduled_thread_pool_options {
 
   // ---- hooks (all optional; called on pool threads unless noted) ----------
 
-  /// Errors that no future will report: exceptions from execute()d work, from
-  /// periodic runs with continue_after_error, and from the other hooks.
-  /// Default: print one line to stderr.
-  std::function<void(std::exception_ptr, const task_view&)> error_handler;
+  /// Errors that no future will report: exceptions from execute()d work and
+  /// executor functions, from periodic runs with continue_after_error, and
+  /// from the other hooks. @p task is null when the error does not come from
+  /// a queued task (a function the executor ran inline, or a thread or
+  /// terminated hook). Default: print one line to stderr.
+  std::function<void(std::exception_ptr error, const task_view* task)> error_handler;
   /// Called on each new pool thread before it takes work, and as it exits.
   std::function<void(std::size_t thread_index)> on_thread_start;
   std::function<void(std::size_t thread_index)> on_thread_stop;

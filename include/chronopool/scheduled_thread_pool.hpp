@@ -47,6 +47,11 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   using duration = clock::duration;
   using time_point = clock::time_point;
 
+  template <class Allocator, unsigned int Bits>
+  class basic_executor_type;
+  /// The pool's Asio executor (see impl/pool_executor.hpp).
+  using executor_type = basic_executor_type<std::allocator<void>, 0>;
+
   /// The largest core pool size accepted.
   static constexpr std::size_t max_core_pool_size = 4096;
 
@@ -57,6 +62,10 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
   scheduled_thread_pool(const scheduled_thread_pool&) = delete;
   scheduled_thread_pool& operator=(const scheduled_thread_pool&) = delete;
+
+  /// An executor for this pool: post, dispatch, defer, co_spawn, strands and
+  /// use_future work on it, as on asio::thread_pool.
+  executor_type get_executor() noexcept;
 
   // ---- submission ------------------------------------------------------------
   // Every callable may take a std::stop_token as its only parameter; it then
@@ -129,7 +138,9 @@ class scheduled_thread_pool : public boost::asio::execution_context {
         detail::deadline_after(clock::now(), detail::saturating_duration(timeout, "timeout")));
   }
 
-  /// The graceful path: shutdown(), then wait until terminated.
+  /// The graceful path: waits until no tracked executor work is outstanding
+  /// (as asio::thread_pool::join() does), then shutdown() and waits until
+  /// terminated.
   void join();
 
   // ---- queue control ------------------------------------------------------------
@@ -178,6 +189,13 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   bool running_in_this_thread() const noexcept;
 
  private:
+  // For the executor: queue work due now; after shutdown it is destroyed
+  // without being invoked (Asio's rule), not handed to the rejection policy.
+  void submit_from_executor(const detail::task_ptr& t);
+  void work_started() noexcept;
+  void work_finished() noexcept;
+  void report_executor_error(std::exception_ptr e) noexcept;
+
   /// Assigns a sequence number and queues @p t, applying the rejection policy.
   void enqueue(const detail::task_ptr& t, const char* where);
   bool wait_for_termination_until(time_point limit);
@@ -195,4 +213,5 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
 }  // namespace chronopool
 
+#include <chronopool/impl/pool_executor.hpp>
 #include <chronopool/impl/scheduled_thread_pool.hpp>

@@ -35,6 +35,13 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// policy. @p where names the public call for error messages.
   void enqueue(const task_ptr& t, const char* where);
 
+  /// Queues executor work due now; after shutdown it is cancelled (destroyed
+  /// without being invoked), never handed to the rejection policy.
+  void submit_from_executor(const task_ptr& t);
+  /// Outstanding executor work, which join() waits for.
+  void work_started() noexcept { outstanding_work_.fetch_add(1); }
+  void work_finished() noexcept;
+
   void shutdown();
   std::vector<task_ptr> shutdown_now();
   /// The destructor's path: shutdown_now(), then join every thread (or, from
@@ -72,6 +79,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   void on_cancelled(task_base& t) noexcept override;
   bool reschedule(task_base& t) override;
   void report_error(std::exception_ptr error, const task_base& t) noexcept override;
+  /// Reports an error not tied to a queued task (@p source names where it came from).
+  void report_untied_error(std::exception_ptr error, const char* source) noexcept;
 
  private:
   struct worker {
@@ -83,6 +92,9 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   };
 
   bool can_run_in_current_state(const task_base& t) const noexcept;
+  /// After an offer: take the task back if a shutdown raced it, else make
+  /// sure a thread will run it.
+  void settle_after_offer(const task_ptr& t);
   void reject(const task_ptr& t, const char* where, bool after_shutdown);
   void run_inline(const task_ptr& t);
   void ensure_prestart();
@@ -95,7 +107,6 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// Joins and forgets threads that have exited (all threads with @p all,
   /// once the pool is terminated). Never called with mutex_ held.
   void reap_threads(bool all);
-  void report_hook_error(const char* hook) noexcept;
 
   const scheduled_thread_pool_options options_;
   delayed_work_queue queue_;
@@ -107,11 +118,12 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<std::size_t> active_{0};
   std::atomic<std::uint64_t> completed_{0};
+  std::atomic<std::size_t> outstanding_work_{0};
   std::atomic<std::size_t> live_{0};  // threads in their work loop; written under mutex_
   std::size_t exiting_ = 0;           // threads past their loop, still in exit hooks; guarded by mutex_
 
   mutable std::mutex mutex_;  // guards workers_, largest_, next_index_, state transitions
-  std::condition_variable termination_cv_;
+  std::condition_variable termination_cv_;  // also signals outstanding_work_ reaching zero
   std::list<worker> workers_;
   std::size_t largest_ = 0;
   std::size_t next_index_ = 0;

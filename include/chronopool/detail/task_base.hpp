@@ -126,13 +126,15 @@ class task_base {
   // ---- reference count (see task_ptr) --------------------------------------
   friend void intrusive_add_ref(task_base* t) noexcept { t->refs_.fetch_add(1, std::memory_order_relaxed); }
   friend void intrusive_release(task_base* t) noexcept {
-    if (t->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete t;
+    if (t->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) t->destroy();
   }
 
  protected:
   virtual void do_invoke() = 0;
   /// Destroys the callable (and whatever it captured) now. Idempotent.
   virtual void release_callable() noexcept = 0;
+  /// Destroys and deallocates this task with the allocator it was made with.
+  virtual void destroy() noexcept = 0;
 
   std::stop_source stop_{std::nostopstate};
 

@@ -6,6 +6,7 @@
 #include <chronopool/detail/task_ptr.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <stdexcept>
@@ -68,15 +69,18 @@ class task_with_result<void> : public task_base {
   using task_base::task_base;
 };
 
-template <class F, class R>
+template <class F, class R, class Allocator>
 class task_impl final : public task_with_result<R> {
  public:
   template <class G>
-  task_impl(task_kind kind, G&& g) : task_with_result<R>(kind), fn_(std::in_place, std::forward<G>(g)) {
+  task_impl(task_kind kind, G&& g, const Allocator& a)
+      : task_with_result<R>(kind), fn_(std::in_place, std::forward<G>(g)), allocator_(a) {
     if constexpr (takes_stop_token_v<F>) this->stop_ = std::stop_source();
   }
 
  private:
+  using self_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<task_impl>;
+
   void do_invoke() override {
     F& f = *fn_;
     if constexpr (std::is_void_v<R>) {
@@ -96,17 +100,34 @@ class task_impl final : public task_with_result<R> {
 
   void release_callable() noexcept override { fn_.reset(); }
 
+  void destroy() noexcept override {
+    self_allocator a(allocator_);
+    std::allocator_traits<self_allocator>::destroy(a, this);
+    std::allocator_traits<self_allocator>::deallocate(a, this, 1);
+  }
+
   std::optional<F> fn_;
+  [[no_unique_address]] Allocator allocator_;
 };
 
-/// Allocates a task for @p f. One allocation holds the callable, the result
-/// slot and the bookkeeping.
-template <class F>
-task_ptr make_task(task_kind kind, F&& f) {
+/// Allocates a task for @p f with @p alloc (rebound to the task's type). One
+/// allocation holds the callable, the result slot and the bookkeeping.
+template <class F, class Allocator = std::allocator<void>>
+task_ptr make_task(task_kind kind, F&& f, const Allocator& alloc = Allocator()) {
   using fn_type = std::decay_t<F>;
   using result_type = callable_result_t<fn_type>;
   static_assert(!std::is_reference_v<result_type>, "chronopool: a task must return a value or void, not a reference");
-  return task_ptr(new task_impl<fn_type, result_type>(kind, std::forward<F>(f)));
+  using impl = task_impl<fn_type, result_type, Allocator>;
+  using impl_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<impl>;
+  impl_allocator a(alloc);
+  impl* p = std::allocator_traits<impl_allocator>::allocate(a, 1);
+  try {
+    std::allocator_traits<impl_allocator>::construct(a, p, kind, std::forward<F>(f), alloc);
+  } catch (...) {
+    std::allocator_traits<impl_allocator>::deallocate(a, p, 1);
+    throw;
+  }
+  return task_ptr(p);
 }
 
 }  // namespace chronopool::detail
