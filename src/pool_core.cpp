@@ -116,14 +116,19 @@ void pool_core::settle_after_offer(const task_ptr& t) {
 
 void pool_core::submit_from_executor(const task_ptr& t) {
   t->set_deadline(clock::now());
+  submit_internal(t);
+}
+
+void pool_core::submit_internal(const task_ptr& t) {
   t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
   t->set_owner(this);
   if (state_.load() != run_state::running) {
     t->cancel(false);
     return;
   }
-  queue_.offer(t);  // executor work is not bounded by max_queued, as Asio's queues are not
-  settle_after_offer(t);
+  // Executor work and timer waits are not bounded by max_queued, as Asio's
+  // queues are not; an offer refused because a cancel() won is settled.
+  if (queue_.offer(t)) settle_after_offer(t);
 }
 
 void pool_core::work_finished() noexcept {
@@ -404,7 +409,11 @@ std::vector<task_ptr> pool_core::shutdown_now() {
   never_started.reserve(drained.size());
   for (task_ptr& t : drained) {
     t->set_owner(nullptr);  // from now on the caller owns it; the pool may be gone when it runs
-    if (t->status() == task_status::pending) never_started.push_back(std::move(t));
+    if (t->is_internal()) {
+      t->cancel(false);  // a timer wait: its handler gets operation_aborted
+    } else if (t->status() == task_status::pending) {
+      never_started.push_back(std::move(t));
+    }
   }
   try_terminate();
   return never_started;

@@ -1,6 +1,7 @@
 // scheduled_thread_pool: the public object forwards to its pool_core.
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
+#include <chronopool/timer_service.hpp>
 
 #include <cmath>
 #include <stdexcept>
@@ -16,7 +17,10 @@ scheduled_thread_pool::scheduled_thread_pool(std::size_t core_pool_size)
       }()) {}
 
 scheduled_thread_pool::scheduled_thread_pool(scheduled_thread_pool_options options)
-    : core_(std::make_shared<detail::pool_core>(std::move(options))) {}
+    : core_(std::make_shared<detail::pool_core>(std::move(options))) {
+  // Timers on this context keep their waits in the pool's own queue.
+  boost::asio::use_service<timer_service>(*this).use_pool(*this);
+}
 
 scheduled_thread_pool::~scheduled_thread_pool() {
   core_->close();

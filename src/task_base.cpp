@@ -111,8 +111,9 @@ bool task_base::cancel(bool may_interrupt) noexcept {
     if (status_.compare_exchange_weak(s, task_status::cancelled)) break;
   }
   if (s == task_status::pending) {
-    // Never ran and never will: free what the callable holds at once.
-    release_callable();
+    // Never ran and never will: free what the callable holds at once (or,
+    // for a timer wait, hand its handler operation_aborted).
+    on_cancel_before_run();
     if (task_owner* o = owner()) o->on_cancelled(*this);
   } else if (may_interrupt) {
     request_stop();

@@ -189,6 +189,8 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   bool running_in_this_thread() const noexcept;
 
  private:
+  friend class timer_service;
+
   // For the executor: queue work due now; after shutdown it is destroyed
   // without being invoked (Asio's rule), not handed to the rejection policy.
   void submit_from_executor(const detail::task_ptr& t);

@@ -38,6 +38,9 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// Queues executor work due now; after shutdown it is cancelled (destroyed
   /// without being invoked), never handed to the rejection policy.
   void submit_from_executor(const task_ptr& t);
+  /// Queues internal work (a timer wait) at the deadline it already has, with
+  /// the same shutdown handling as executor work.
+  void submit_internal(const task_ptr& t);
   /// Outstanding executor work, which join() waits for.
   void work_started() noexcept { outstanding_work_.fetch_add(1); }
   void work_finished() noexcept;

@@ -80,6 +80,10 @@ class task_base {
   /// Sets a periodic schedule; @p first is the ideal deadline of the first run.
   void set_periodic(duration period, time_point first, const periodic_options& opts) noexcept;
   duration period() const noexcept { return period_; }
+  /// Internal work (a timer wait), as opposed to a user's task: never handed
+  /// back by shutdown_now(); cancelling it completes its handler instead.
+  void set_internal(bool v) noexcept { internal_ = v; }
+  bool is_internal() const noexcept { return internal_; }
   /// Fire-and-forget work (execute): errors go to the owner's error handler.
   void set_reports_errors(bool v) noexcept { reports_errors_ = v; }
   bool reports_errors() const noexcept { return reports_errors_; }
@@ -135,6 +139,10 @@ class task_base {
   virtual void release_callable() noexcept = 0;
   /// Destroys and deallocates this task with the allocator it was made with.
   virtual void destroy() noexcept = 0;
+  /// cancel() won the race against every run: the task will never run. By
+  /// default its callable is released; a timer wait completes its handler
+  /// with operation_aborted instead.
+  virtual void on_cancel_before_run() noexcept { release_callable(); }
 
   std::stop_source stop_{std::nostopstate};
 
@@ -147,6 +155,7 @@ class task_base {
   std::uint64_t sequence_ = 0;
   task_kind kind_;
   bool reports_errors_ = false;
+  bool internal_ = false;
   bool continue_after_error_ = false;
   missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
   double jitter_ = 0.0;

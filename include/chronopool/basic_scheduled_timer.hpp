@@ -1,0 +1,182 @@
+// chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/timer_service.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/execution.hpp>
+#include <boost/asio/execution_context.hpp>
+#include <boost/asio/wait_traits.hpp>
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace chronopool {
+
+/// A timer with the members and semantics of boost::asio::basic_waitable_timer,
+/// backed by chronopool's timer_service (see there for which threads run what).
+///
+/// Differences from Asio's timer, all extensions:
+/// - cancel(), cancel_one(), expires_at() and expires_after() may be called
+///   from any thread while a wait is pending (Asio's timer requires external
+///   synchronisation). Concurrent calls are safe; a cancel racing the expiry
+///   completes each wait exactly once, with success or operation_aborted.
+/// - Durations and time points of any unit are converted with saturation: a
+///   duration::max() expiry means "never" and does not overflow.
+/// Only steady_clock is supported: deadlines are kept on steady time, and no
+/// wall-clock timer is offered because chronopool does not follow clock
+/// changes after a wait is armed.
+///
+/// @par Thread Safety
+/// Distinct objects: safe. Shared objects: safe for cancel, cancel_one,
+/// expiry, expires_at, expires_after and async_wait.
+template <class Clock, class WaitTraits = boost::asio::wait_traits<Clock>,
+          class Executor = boost::asio::any_io_executor>
+class basic_scheduled_timer {
+  static_assert(std::is_same_v<Clock, std::chrono::steady_clock>,
+                "chronopool timers keep deadlines on std::chrono::steady_clock only");
+
+ public:
+  using executor_type = Executor;
+  using clock_type = Clock;
+  using duration = typename clock_type::duration;
+  using time_point = typename clock_type::time_point;
+  using traits_type = WaitTraits;
+
+  template <class Executor1>
+  struct rebind_executor {
+    using other = basic_scheduled_timer<Clock, WaitTraits, Executor1>;
+  };
+
+  explicit basic_scheduled_timer(const executor_type& ex) : service_(&service_for(ex)), executor_(ex) {
+    service_->construct(impl_);
+  }
+  template <class ExecutionContext>
+    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+  explicit basic_scheduled_timer(ExecutionContext& ctx)
+      : service_(&boost::asio::use_service<timer_service>(ctx)), executor_(ctx.get_executor()) {
+    service_->construct(impl_);
+  }
+  basic_scheduled_timer(const executor_type& ex, const time_point& expiry_time) : basic_scheduled_timer(ex) {
+    expires_at(expiry_time);
+  }
+  template <class ExecutionContext>
+    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+  basic_scheduled_timer(ExecutionContext& ctx, const time_point& expiry_time) : basic_scheduled_timer(ctx) {
+    expires_at(expiry_time);
+  }
+  basic_scheduled_timer(const executor_type& ex, const duration& expiry_time) : basic_scheduled_timer(ex) {
+    expires_after(expiry_time);
+  }
+  template <class ExecutionContext>
+    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+  basic_scheduled_timer(ExecutionContext& ctx, const duration& expiry_time) : basic_scheduled_timer(ctx) {
+    expires_after(expiry_time);
+  }
+
+  /// The moved-from timer is left as if newly constructed on its executor.
+  basic_scheduled_timer(basic_scheduled_timer&& other) : service_(other.service_), executor_(other.executor_) {
+    service_->move_construct(impl_, other.impl_);
+  }
+  template <class Executor1>
+    requires std::is_convertible_v<const Executor1&, Executor>
+  basic_scheduled_timer(basic_scheduled_timer<Clock, WaitTraits, Executor1>&& other)
+      : service_(other.service_), executor_(other.executor_) {
+    service_->move_construct(impl_, other.impl_);
+  }
+  basic_scheduled_timer& operator=(basic_scheduled_timer&& other) {
+    if (this != &other) {
+      service_->move_assign(impl_, *other.service_, other.impl_);
+      executor_ = other.executor_;
+    }
+    return *this;
+  }
+  basic_scheduled_timer(const basic_scheduled_timer&) = delete;
+  basic_scheduled_timer& operator=(const basic_scheduled_timer&) = delete;
+
+  /// Cancels pending waits (their handlers get operation_aborted).
+  ~basic_scheduled_timer() { service_->destroy(impl_); }
+
+  executor_type get_executor() noexcept { return executor_; }
+
+  /// Cancels every pending wait; returns how many were cancelled.
+  std::size_t cancel() { return service_->cancel(impl_); }
+  /// Cancels the oldest pending wait; returns 0 or 1.
+  std::size_t cancel_one() { return service_->cancel_one(impl_); }
+
+  time_point expiry() const { return service_->expiry(impl_); }
+  /// Sets the expiry, cancelling pending waits; returns how many were cancelled.
+  std::size_t expires_at(const time_point& expiry_time) {
+    return service_->expires_at(impl_, time_point(detail::saturating_duration(expiry_time.time_since_epoch())));
+  }
+  /// Sets the expiry relative to now (saturating), cancelling pending waits.
+  std::size_t expires_after(const duration& expiry_time) {
+    return service_->expires_at(impl_, detail::saturating_add(clock_type::now(), expiry_time));
+  }
+
+  /// Blocks until the timer expires.
+  void wait() {
+    boost::system::error_code ec;
+    service_->wait(impl_, ec);
+    if (ec) throw boost::system::system_error(ec, "wait");
+  }
+  void wait(boost::system::error_code& ec) { service_->wait(impl_, ec); }
+
+  /// Starts an asynchronous wait for the expiry.
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  /// Success when the expiry came; boost::asio::error::operation_aborted when
+  /// the wait was cancelled (cancel, cancel_one, expires_*, destruction,
+  /// per-operation cancellation, or the pool's shutdown_now()).
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation all cancel the wait.
+  ///
+  /// The handler never runs inside this call; it runs through its associated
+  /// executor (default: the timer's executor), and the wait counts as
+  /// outstanding work on the timer's executor until it completes.
+  template <class WaitToken = boost::asio::default_completion_token_t<executor_type>>
+  auto async_wait(WaitToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+    return boost::asio::async_initiate<WaitToken, void(boost::system::error_code)>(initiate_async_wait(this),
+                                                                                    token);
+  }
+
+ private:
+  template <class, class, class>
+  friend class basic_scheduled_timer;
+
+  class initiate_async_wait {
+   public:
+    using executor_type = Executor;
+    explicit initiate_async_wait(basic_scheduled_timer* self) noexcept : self_(self) {}
+    executor_type get_executor() const noexcept { return self_->get_executor(); }
+    template <class WaitHandler>
+    void operator()(WaitHandler&& handler) const {
+      self_->service_->async_wait(self_->impl_, std::forward<WaitHandler>(handler), self_->executor_);
+    }
+
+   private:
+    basic_scheduled_timer* self_;
+  };
+
+  static timer_service& service_for(const executor_type& ex) {
+    if constexpr (boost::asio::execution::is_executor<executor_type>::value) {
+      return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
+    } else {
+      return boost::asio::use_service<timer_service>(ex.context());
+    }
+  }
+
+  timer_service* service_;
+  typename timer_service::implementation_type impl_;
+  executor_type executor_;
+};
+
+}  // namespace chronopool

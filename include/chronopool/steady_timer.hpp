@@ -1,0 +1,13 @@
+// chronopool::steady_timer — change one type name to move from Asio's timer.
+#pragma once
+
+#include <chronopool/basic_scheduled_timer.hpp>
+
+#include <chrono>
+
+namespace chronopool {
+
+/// Drop-in for boost::asio::steady_timer.
+using steady_timer = basic_scheduled_timer<std::chrono::steady_clock>;
+
+}  // namespace chronopool

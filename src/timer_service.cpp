@@ -1,0 +1,282 @@
+// The timer service: where a context's waits are kept and who completes them.
+// See timer_service.hpp for which threads run what.
+#include <chronopool/scheduled_thread_pool.hpp>
+#include <chronopool/timer_service.hpp>
+#include <chronopool/detail/pool_core.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <stdexcept>
+#include <thread>
+
+namespace chronopool {
+
+// Defined once, here: an id defined inline in a header can be duplicated
+// across shared objects, splitting the service in two.
+boost::asio::execution_context::id timer_service::id;
+
+namespace detail {
+/// The one native wake-up of a context that is not a pool.
+struct native_wakeup {
+  explicit native_wakeup(const boost::asio::any_io_executor& ex) : timer(ex) {}
+  boost::asio::steady_timer timer;
+};
+}  // namespace detail
+
+timer_service::timer_service(boost::asio::execution_context& ctx)
+    : boost::asio::execution_context::service(ctx), context_(ctx) {}
+
+timer_service::~timer_service() = default;
+
+void timer_service::use_pool(scheduled_thread_pool& pool) {
+  std::lock_guard lock(mutex_);
+  if (pool_) throw std::logic_error("chronopool::use_pool: this context's timers already use a pool");
+  if (any_timer_)
+    throw std::logic_error("chronopool::use_pool: call it before the first timer of the context exists");
+  pool_ = pool.core_;
+}
+
+bool timer_service::driven_by_pool() const noexcept {
+  std::lock_guard lock(mutex_);
+  return pool_ != nullptr;
+}
+
+std::size_t timer_service::pending_waits() const {
+  std::lock_guard lock(mutex_);
+  return live_count_;
+}
+
+// ---- per-object operations ---------------------------------------------------
+
+void timer_service::construct(implementation_type& impl) {
+  impl.state = std::make_unique<detail::timer_state>();
+  std::lock_guard lock(mutex_);
+  any_timer_ = true;
+}
+
+void timer_service::destroy(implementation_type& impl) {
+  if (!impl.state) return;
+  cancel(impl);  // as Asio's timers: destruction cancels pending waits
+  impl.state.reset();
+}
+
+void timer_service::move_construct(implementation_type& impl, implementation_type& other) {
+  impl.state = std::move(other.state);
+  other.state = std::make_unique<detail::timer_state>();  // as if newly constructed
+}
+
+void timer_service::move_assign(implementation_type& impl, timer_service&, implementation_type& other) {
+  cancel(impl);
+  impl.state = std::move(other.state);
+  other.state = std::make_unique<detail::timer_state>();
+}
+
+std::size_t timer_service::cancel(implementation_type& impl) {
+  std::vector<detail::task_ptr> ops;
+  {
+    std::lock_guard lock(impl.state->mutex);
+    ops.swap(impl.state->pending);
+  }
+  // Outside the timer's lock: cancelling posts handlers and touches queues.
+  std::size_t n = 0;
+  for (auto& op : ops)
+    if (op->cancel(false)) ++n;
+  return n;
+}
+
+std::size_t timer_service::cancel_one(implementation_type& impl) {
+  for (;;) {
+    detail::task_ptr op;
+    {
+      std::lock_guard lock(impl.state->mutex);
+      auto& pending = impl.state->pending;
+      if (pending.empty()) return 0;
+      op = std::move(pending.front());
+      pending.erase(pending.begin());
+    }
+    if (op->cancel(false)) return 1;  // else it had completed already: try the next oldest
+  }
+}
+
+detail::time_point timer_service::expiry(const implementation_type& impl) const {
+  std::lock_guard lock(impl.state->mutex);
+  return impl.state->expiry;
+}
+
+std::size_t timer_service::expires_at(implementation_type& impl, detail::time_point t) {
+  const std::size_t n = cancel(impl);
+  std::lock_guard lock(impl.state->mutex);
+  impl.state->expiry = t;
+  return n;
+}
+
+void timer_service::wait(implementation_type& impl, boost::system::error_code& ec) {
+  for (;;) {
+    const detail::time_point t = expiry(impl);
+    if (detail::clock::now() >= t) break;
+    std::this_thread::sleep_until(t);
+  }
+  ec = {};
+}
+
+void timer_service::learn_executor(const boost::asio::any_io_executor& ex) {
+  std::lock_guard lock(mutex_);
+  if (!native_executor_) native_executor_.emplace(ex);
+  native_executor_known_.store(true);
+}
+
+void timer_service::start_wait(implementation_type& impl, const detail::task_ptr& op) {
+  auto& w = static_cast<detail::wait_op_base&>(*op);
+  register_op(w);
+  {
+    std::lock_guard lock(impl.state->mutex);
+    op->set_deadline(impl.state->expiry);
+    auto& pending = impl.state->pending;
+    std::erase_if(pending, [](const detail::task_ptr& p) { return p->done(); });
+    pending.push_back(op);
+  }
+  std::shared_ptr<detail::pool_core> pool;
+  {
+    std::lock_guard lock(mutex_);
+    pool = pool_;
+  }
+  if (pool) {
+    pool->submit_internal(op);
+  } else {
+    schedule_native(op);
+  }
+}
+
+// ---- the registry of live waits ----------------------------------------------
+
+void timer_service::register_op(detail::wait_op_base& op) {
+  std::lock_guard lock(mutex_);
+  op.registry = this;
+  op.registered = true;
+  op.prev = nullptr;
+  op.next = live_head_;
+  if (live_head_) live_head_->prev = &op;
+  live_head_ = &op;
+  ++live_count_;
+}
+
+void timer_service::unregister_op_locked(detail::wait_op_base& op) noexcept {
+  if (!op.registered) return;
+  if (op.prev) op.prev->next = op.next;
+  if (op.next) op.next->prev = op.prev;
+  if (live_head_ == &op) live_head_ = op.next;
+  op.prev = op.next = nullptr;
+  op.registered = false;
+  --live_count_;
+}
+
+bool timer_service::begin_delivery(detail::wait_op_base& op) noexcept {
+  std::lock_guard lock(mutex_);
+  unregister_op_locked(op);
+  if (shutting_down_) return false;
+  ++in_flight_;
+  return true;
+}
+
+void timer_service::end_delivery(detail::wait_op_base&) noexcept {
+  std::lock_guard lock(mutex_);
+  if (--in_flight_ == 0 && shutting_down_) deliveries_done_.notify_all();
+}
+
+void timer_service::shutdown() {
+  std::vector<detail::task_ptr> live;
+  std::unique_ptr<detail::native_wakeup> native;
+  {
+    std::unique_lock lock(mutex_);
+    shutting_down_ = true;
+    // A pool thread may be handing a completion to this context right now;
+    // let it finish before the context's queues go away.
+    deliveries_done_.wait(lock, [&] { return in_flight_ == 0; });
+    for (auto* op = live_head_; op != nullptr; op = op->next) live.emplace_back(op);
+    while (live_head_) unregister_op_locked(*live_head_);
+    native = std::move(native_);
+    armed_ = false;
+    ++generation_;
+  }
+  // Asio's rule: pending handlers are destroyed without being called.
+  for (auto& op : live) static_cast<detail::wait_op_base&>(*op).abandon();
+  queue_.drain();
+  native.reset();
+}
+
+// ---- native driving -------------------------------------------------------------
+
+void timer_service::schedule_native(const detail::task_ptr& op) {
+  op->set_owner(this);
+  std::lock_guard lock(mutex_);
+  op->set_sequence(sequence_++);
+  if (shutting_down_ || !queue_.offer(op)) return;  // cancelled meanwhile: already completed
+  const auto head = queue_.head_deadline();
+  // Re-arm only when the head moved earlier: a later wait never touches the
+  // native timer, so most waits cost no reactor work at all.
+  if (head && !detail::is_never(*head) && (!armed_ || *head < armed_at_)) arm_locked(*head);
+}
+
+void timer_service::arm_locked(detail::time_point t) {
+  if (!native_) native_ = std::make_unique<detail::native_wakeup>(*native_executor_);
+  armed_ = true;
+  armed_at_ = t;
+  const std::uint64_t generation = ++generation_;
+  native_->timer.expires_at(t);  // cancels the previous native wait, if any
+  native_->timer.async_wait(
+      [this, generation](const boost::system::error_code& ec) { on_native_expiry(ec, generation); });
+}
+
+void timer_service::on_native_expiry(const boost::system::error_code& ec, std::uint64_t generation) {
+  std::vector<detail::task_ptr> due;
+  {
+    std::lock_guard lock(mutex_);
+    if (ec == boost::asio::error::operation_aborted || generation != generation_ || shutting_down_) return;
+    armed_ = false;
+    while (detail::task_ptr t = queue_.poll()) due.push_back(std::move(t));
+    const auto head = queue_.head_deadline();
+    if (head && !detail::is_never(*head)) arm_locked(*head);
+  }
+  // Lock, collect, unlock, complete. A handler that throws propagates out of
+  // io_context::run() as Asio documents; the waits after it are posted so
+  // none is lost.
+  std::size_t i = 0;
+  try {
+    for (; i < due.size(); ++i) fire(due[i]);
+  } catch (...) {
+    for (++i; i < due.size(); ++i) {
+      boost::asio::post(*native_executor_, [this, op = due[i]] { fire(op); });
+    }
+    throw;
+  }
+}
+
+void timer_service::fire(const detail::task_ptr& op) {
+  if (!op->try_start()) return;  // cancelled just before it came due
+  struct finish {
+    const detail::task_ptr& op;
+    ~finish() { op->finish_run(nullptr, detail::clock::now()); }
+  } done{op};
+  op->invoke();  // completes the handler with success, inline when it belongs here
+}
+
+void timer_service::on_cancelled(detail::task_base& t) noexcept {
+  std::lock_guard lock(mutex_);
+  if (!queue_.remove(t)) return;
+  if (queue_.empty() && armed_ && native_) {
+    // Nothing left to wait for: disarm, so io_context::run() can return.
+    native_->timer.cancel();
+    armed_ = false;
+    ++generation_;
+  }
+}
+
+bool timer_service::reschedule(detail::task_base&) { return false; }  // waits are one-shot
+
+void timer_service::report_error(std::exception_ptr, const detail::task_base&) noexcept {}  // unused: handler errors propagate
+
+void use_pool(boost::asio::execution_context& ctx, scheduled_thread_pool& pool) {
+  boost::asio::use_service<timer_service>(ctx).use_pool(pool);
+}
+
+}  // namespace chronopool
