@@ -1,10 +1,10 @@
 // Status machine of a scheduled task; see detail/task_base.hpp.
 #include <chronopool/detail/task_base.hpp>
+#include <chronopool/detail/periodic_schedule.hpp>
 
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
-#include <random>
 
 namespace chronopool::detail {
 namespace {
@@ -23,14 +23,6 @@ waiter_stripe& stripe_for(const void* p) noexcept {
   static waiter_stripe stripes[stripe_count];
   const auto h = reinterpret_cast<std::uintptr_t>(p) >> 6;
   return stripes[(h ^ (h >> 7)) % stripe_count];
-}
-
-duration jitter_offset(duration period, double fraction) noexcept {
-  if (fraction <= 0.0) return duration::zero();
-  thread_local std::minstd_rand rng{std::random_device{}()};
-  std::uniform_real_distribution<double> dist(0.0, fraction);
-  // period × fraction < period, so this cannot overflow.
-  return duration(static_cast<duration::rep>(static_cast<double>(period.count()) * dist(rng)));
 }
 
 }  // namespace
@@ -61,21 +53,9 @@ bool task_base::complete(task_status final_status, std::exception_ptr error) noe
 }
 
 time_point task_base::next_deadline(time_point started, time_point finished) noexcept {
-  if (kind_ == task_kind::fixed_delay) {
-    ideal_ = saturating_add(finished, period_);
-  } else {
-    const time_point next = saturating_add(ideal_, period_);
-    const bool missed = next <= finished;
-    if (!missed || missed_ticks_ == missed_tick_policy::burst || is_never(next)) {
-      ideal_ = next;
-    } else if (missed_ticks_ == missed_tick_policy::delay) {
-      ideal_ = saturating_add(started, period_);
-      if (ideal_ <= finished) ideal_ = saturating_add(finished, period_);
-    } else {  // skip: the first ideal instant strictly after now
-      const auto behind = (finished - ideal_) / period_;  // whole periods missed
-      ideal_ = saturating_add(ideal_, period_ * (behind + 1));
-    }
-  }
+  ideal_ = kind_ == task_kind::fixed_delay
+               ? saturating_add(finished, period_)
+               : next_fixed_rate_instant(ideal_, period_, started, finished, missed_ticks_);
   return saturating_add(ideal_, jitter_offset(period_, jitter_));
 }
 

@@ -135,6 +135,10 @@ void timer_service::start_wait(implementation_type& impl, const detail::task_ptr
     std::erase_if(pending, [](const detail::task_ptr& p) { return p->done(); });
     pending.push_back(op);
   }
+  schedule_op(op);
+}
+
+void timer_service::schedule_op(const detail::task_ptr& op) {
   std::shared_ptr<detail::pool_core> pool;
   {
     std::lock_guard lock(mutex_);
@@ -151,6 +155,7 @@ void timer_service::start_wait(implementation_type& impl, const detail::task_ptr
 
 void timer_service::register_op(detail::wait_op_base& op) {
   std::lock_guard lock(mutex_);
+  any_timer_ = true;  // a standalone wait counts as a timer for use_pool()
   op.registry = this;
   op.registered = true;
   op.prev = nullptr;

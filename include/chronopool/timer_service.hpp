@@ -95,11 +95,29 @@ class timer_service : public boost::asio::execution_context::service, private de
     start_wait(impl, op);
   }
 
+  /// A wait that belongs to no timer object: completes @p handler at
+  /// @p deadline (or with operation_aborted when cancelled through its
+  /// cancellation slot or the returned handle). Used by async_sleep and by
+  /// periodic handlers on executors.
+  template <class Handler, class IoExecutor>
+  detail::task_ptr async_wait_at(detail::time_point deadline, Handler&& handler, const IoExecutor& io_ex) {
+    detail::task_ptr op = detail::make_wait_op(std::forward<Handler>(handler), io_ex);
+    using op_type = detail::wait_op<std::decay_t<Handler>, IoExecutor>;
+    static_cast<op_type&>(*op).connect_cancellation(op);
+    if (!native_executor_known_) learn_executor(boost::asio::any_io_executor(io_ex));
+    register_op(static_cast<detail::wait_op_base&>(*op));
+    op->set_deadline(deadline);
+    schedule_op(op);
+    return op;
+  }
+
  private:
   void shutdown() override;
 
   void learn_executor(const boost::asio::any_io_executor& ex);
   void start_wait(implementation_type& impl, const detail::task_ptr& op);
+  /// Hands a registered wait with its deadline set to whoever drives timers.
+  void schedule_op(const detail::task_ptr& op);
   void register_op(detail::wait_op_base& op);
   void unregister_op_locked(detail::wait_op_base& op) noexcept;
 

@@ -1,0 +1,80 @@
+// Sleeping without a timer object: async_sleep for any completion token, and
+// sleep_for for coroutines.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/timer_service.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/execution.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <utility>
+
+namespace chronopool {
+
+namespace detail {
+
+template <class Executor>
+timer_service& timer_service_of(const Executor& ex) {
+  if constexpr (boost::asio::execution::is_executor<Executor>::value) {
+    return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
+  } else {
+    return boost::asio::use_service<timer_service>(ex.context());
+  }
+}
+
+template <class Executor>
+class initiate_async_sleep {
+ public:
+  using executor_type = Executor;
+  explicit initiate_async_sleep(const Executor& ex) : ex_(ex) {}
+  executor_type get_executor() const noexcept { return ex_; }
+
+  template <class Handler>
+  void operator()(Handler&& handler, time_point deadline) const {
+    timer_service_of(ex_).async_wait_at(deadline, std::forward<Handler>(handler), ex_);
+  }
+
+ private:
+  Executor ex_;
+};
+
+}  // namespace detail
+
+/// Waits @p duration on @p ex's context, like a steady_timer that is armed,
+/// waited on once, and destroyed — but with one allocation and no timer object.
+///
+/// @par Completion Signature
+/// @code void(boost::system::error_code) @endcode
+///
+/// @par Per-Operation Cancellation
+/// terminal, partial and total cancellation complete it with operation_aborted.
+///
+/// Saturating: a duration too large to represent sleeps forever; a negative one
+/// completes promptly (never inside this call).
+template <class Executor, class Rep, class Period,
+          class Token = boost::asio::default_completion_token_t<Executor>>
+  requires(boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value)
+auto async_sleep(const Executor& ex, std::chrono::duration<Rep, Period> duration, Token&& token = Token()) {
+  const detail::time_point deadline =
+      detail::deadline_after(detail::clock::now(), detail::saturating_duration(duration, "sleep duration"));
+  return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+      detail::initiate_async_sleep<Executor>(ex), token, deadline);
+}
+
+/// Inside an asio::awaitable: `co_await chronopool::sleep_for(50ms);`. Throws
+/// boost::system::system_error (operation_aborted) when the coroutine's
+/// cancellation slot cancels it, e.g. as the losing side of `||`.
+template <class Rep, class Period>
+boost::asio::awaitable<void> sleep_for(std::chrono::duration<Rep, Period> duration) {
+  auto ex = co_await boost::asio::this_coro::executor;
+  co_await async_sleep(ex, duration, boost::asio::use_awaitable);
+}
+
+}  // namespace chronopool

@@ -1,0 +1,21 @@
+// The arithmetic of periodic schedules, shared by the pool's periodic tasks,
+// periodic handlers on executors and periodic_timer.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/periodic_options.hpp>
+
+namespace chronopool::detail {
+
+/// The next ideal instant of a fixed-rate schedule whose current ideal
+/// instant is @p ideal, after a run that started at @p started and ended at
+/// @p now. On time: ideal + period. Late (that instant already passed):
+/// burst keeps it (catch up), delay restarts from the late run's start, skip
+/// moves to the first ideal instant after now. Saturating.
+time_point next_fixed_rate_instant(time_point ideal, duration period, time_point started, time_point now,
+                                   missed_tick_policy policy) noexcept;
+
+/// A random offset in [0, fraction × period), to spread a fleet's ticks.
+duration jitter_offset(duration period, double fraction) noexcept;
+
+}  // namespace chronopool::detail

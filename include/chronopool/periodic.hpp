@@ -1,0 +1,178 @@
+// Periodic handlers on any executor: a server's io_context, a strand, a pool.
+#pragma once
+
+#include <chronopool/async_sleep.hpp>
+#include <chronopool/detail/periodic_schedule.hpp>
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/periodic_options.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace chronopool {
+
+namespace detail {
+
+class periodic_state_base {
+ public:
+  virtual ~periodic_state_base() = default;
+
+  /// Stops the schedule; true when it was still running.
+  bool cancel() noexcept {
+    const bool was_active = !stopped_.exchange(true);
+    task_ptr op;
+    {
+      std::lock_guard lock(mutex_);
+      op = std::move(current_);
+    }
+    if (op) op->cancel(false);
+    return was_active;
+  }
+  bool active() const noexcept { return !stopped_.load(); }
+  std::uint64_t ticks() const noexcept { return ticks_.load(); }
+
+ protected:
+  /// Keeps @p op as the wait to cancel, unless cancel() already ran.
+  void keep(task_ptr op) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stopped_.load()) {
+        current_ = std::move(op);
+        return;
+      }
+    }
+    op->cancel(false);
+  }
+
+  std::atomic<bool> stopped_{false};
+  std::atomic<std::uint64_t> ticks_{0};
+
+ private:
+  std::mutex mutex_;
+  task_ptr current_;
+};
+
+template <class Executor, class Handler>
+class periodic_state final : public periodic_state_base,
+                             public std::enable_shared_from_this<periodic_state<Executor, Handler>> {
+ public:
+  periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, const periodic_options& o)
+      : ex_(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(o) {}
+
+  /// Waits for the instant @p ideal (plus jitter) in the context's timer heap.
+  void arm(time_point ideal) {
+    ideal_ = ideal;
+    const time_point deadline = saturating_add(ideal, jitter_offset(period_, options_.jitter));
+    auto self = this->shared_from_this();
+    keep(timer_service_of(ex_).async_wait_at(
+        deadline,
+        boost::asio::bind_executor(ex_, [self](const boost::system::error_code& ec) { self->on_tick(ec); }), ex_));
+  }
+
+ private:
+  // Runs on the executor. The next wait is armed only after the handler
+  // returns, so runs never overlap. A handler that throws stops the schedule
+  // and the exception propagates to the executor's runner (io_context::run()).
+  void on_tick(const boost::system::error_code& ec) {
+    if (ec || stopped_.load()) return;
+    const time_point started = clock::now();
+    struct stop_on_throw {
+      periodic_state* s;
+      bool ok = false;
+      ~stop_on_throw() {
+        if (!ok) s->stopped_.store(true);
+      }
+    } guard{this};
+    handler_();
+    guard.ok = true;
+    ticks_.fetch_add(1);
+    if (stopped_.load()) return;
+    const time_point now = clock::now();
+    arm(fixed_rate_ ? next_fixed_rate_instant(ideal_, period_, started, now, options_.missed_ticks)
+                    : saturating_add(now, period_));
+  }
+
+  Executor ex_;
+  Handler handler_;
+  bool fixed_rate_;
+  duration period_;
+  periodic_options options_;
+  time_point ideal_{};
+};
+
+template <class Executor, class Handler>
+std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
+                                                    Handler&& h, bool fixed_rate, const periodic_options& o,
+                                                    const char* where) {
+  if (period <= duration::zero())
+    throw std::invalid_argument(std::string("chronopool: ") + where + ": period must be positive");
+  if (!(o.jitter >= 0.0 && o.jitter < 1.0))
+    throw std::invalid_argument(std::string("chronopool: ") + where + ": jitter must be in [0, 1)");
+  auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
+                                                                                fixed_rate, period, o);
+  state->arm(deadline_after(clock::now(), initial));
+  return state;
+}
+
+}  // namespace detail
+
+/// Handle to a periodic handler started with chronopool::schedule_at_fixed_rate
+/// or chronopool::schedule_with_fixed_delay on an executor. Copies share the
+/// schedule; dropping every handle does not stop it.
+class periodic_handle {
+ public:
+  periodic_handle() noexcept = default;
+  /// Stops later ticks (a tick already running finishes). True when this call
+  /// stopped a running schedule.
+  bool cancel() noexcept { return state_ && state_->cancel(); }
+  /// True until cancelled, or stopped by a handler that threw.
+  bool active() const noexcept { return state_ && state_->active(); }
+  /// Handler runs completed.
+  std::uint64_t ticks() const noexcept { return state_ ? state_->ticks() : 0; }
+
+ /// For chronopool's own use: wraps a started schedule.
+  explicit periodic_handle(std::shared_ptr<detail::periodic_state_base> s) noexcept : state_(std::move(s)) {}
+
+ private:
+  std::shared_ptr<detail::periodic_state_base> state_;
+};
+
+/// Runs @p handler (void()) on @p ex first after @p initial_delay, then every
+/// @p period from the previous ideal instant (options.missed_ticks decides
+/// what a late tick does). Each tick waits in the timer heap of @p ex's
+/// context; the next tick is queued only after the handler returns, so runs
+/// never overlap. @p period must be positive (std::invalid_argument).
+template <class Executor, class Rep1, class Period1, class Rep2, class Period2, class Handler>
+periodic_handle schedule_at_fixed_rate(const Executor& ex, std::chrono::duration<Rep1, Period1> initial_delay,
+                                       std::chrono::duration<Rep2, Period2> period, Handler&& handler,
+                                       periodic_options options = {}) {
+  return periodic_handle(detail::start_periodic(ex, detail::saturating_duration(initial_delay, "initial delay"),
+                                                detail::saturating_duration(period, "period"),
+                                                std::forward<Handler>(handler), true, options,
+                                                "schedule_at_fixed_rate"));
+}
+
+/// Like schedule_at_fixed_rate, but each next tick comes @p delay after the
+/// previous handler returned.
+template <class Executor, class Rep1, class Period1, class Rep2, class Period2, class Handler>
+periodic_handle schedule_with_fixed_delay(const Executor& ex, std::chrono::duration<Rep1, Period1> initial_delay,
+                                          std::chrono::duration<Rep2, Period2> delay, Handler&& handler,
+                                          periodic_options options = {}) {
+  return periodic_handle(detail::start_periodic(ex, detail::saturating_duration(initial_delay, "initial delay"),
+                                                detail::saturating_duration(delay, "delay"),
+                                                std::forward<Handler>(handler), false, options,
+                                                "schedule_with_fixed_delay"));
+}
+
+}  // namespace chronopool

@@ -1,0 +1,106 @@
+// chronopool::periodic_timer — ticks for coroutines, like tokio's interval.
+#pragma once
+
+#include <chronopool/basic_scheduled_timer.hpp>
+#include <chronopool/detail/periodic_schedule.hpp>
+#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/periodic_options.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/compose.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+
+namespace chronopool {
+
+/// Ticks at a fixed period: `co_await ticker.async_tick(use_awaitable)`
+/// completes at each ideal instant. A tick that is already due completes at
+/// once (never inside the call); after a late tick the policy decides: burst
+/// keeps the ideal schedule (catch-up ticks back to back), delay restarts the
+/// period from that tick, skip moves to the next ideal instant after now.
+///
+/// One tick wait at a time: a new async_tick cancels a pending one.
+template <class Executor = boost::asio::any_io_executor>
+class basic_periodic_timer {
+ public:
+  using executor_type = Executor;
+  using clock_type = std::chrono::steady_clock;
+  using duration = clock_type::duration;
+  using time_point = clock_type::time_point;
+
+  /// First tick at @p first, or one period from now. @p period must be positive.
+  basic_periodic_timer(const executor_type& ex, duration period, missed_tick_policy policy = missed_tick_policy::burst,
+                       std::optional<time_point> first = std::nullopt)
+      : timer_(ex), period_(checked(period)), policy_(policy),
+        next_(first ? *first : detail::saturating_add(clock_type::now(), period)) {}
+  template <class ExecutionContext>
+    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+  basic_periodic_timer(ExecutionContext& ctx, duration period, missed_tick_policy policy = missed_tick_policy::burst,
+                       std::optional<time_point> first = std::nullopt)
+      : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy, first) {}
+
+  executor_type get_executor() noexcept { return timer_.get_executor(); }
+  duration period() const noexcept { return period_; }
+  missed_tick_policy policy() const noexcept { return policy_; }
+  /// The ideal instant of the next tick.
+  time_point next_tick() const noexcept { return next_; }
+  /// Cancels a pending tick wait (operation_aborted); the schedule is kept.
+  std::size_t cancel() { return timer_.cancel(); }
+
+  /// Waits for the next tick.
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation abort the wait; the tick is
+  /// not consumed.
+  template <class TickToken = boost::asio::default_completion_token_t<executor_type>>
+  auto async_tick(TickToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+    return boost::asio::async_compose<TickToken, void(boost::system::error_code)>(tick_op{this, false}, token,
+                                                                                   timer_);
+  }
+
+ private:
+  struct tick_op {
+    basic_periodic_timer* self;
+    bool started;
+
+    template <class Self>
+    void operator()(Self& op, boost::system::error_code ec = {}) {
+      if (!started) {
+        started = true;
+        op.reset_cancellation_state(boost::asio::enable_total_cancellation());
+        self->timer_.expires_at(self->next_);
+        self->timer_.async_wait(std::move(op));
+        return;
+      }
+      if (!ec) self->advance();
+      op.complete(ec);
+    }
+  };
+
+  void advance() {
+    const time_point now = clock_type::now();
+    next_ = detail::next_fixed_rate_instant(next_, period_, now, now, policy_);
+  }
+
+  static duration checked(duration period) {
+    if (period <= duration::zero()) throw std::invalid_argument("chronopool: periodic_timer: period must be positive");
+    return period;
+  }
+
+  basic_scheduled_timer<clock_type, boost::asio::wait_traits<clock_type>, Executor> timer_;
+  duration period_;
+  missed_tick_policy policy_;
+  time_point next_;
+};
+
+using periodic_timer = basic_periodic_timer<>;
+
+}  // namespace chronopool

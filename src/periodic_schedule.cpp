@@ -1,0 +1,28 @@
+#include <chronopool/detail/periodic_schedule.hpp>
+
+#include <random>
+
+namespace chronopool::detail {
+
+time_point next_fixed_rate_instant(time_point ideal, duration period, time_point started, time_point now,
+                                   missed_tick_policy policy) noexcept {
+  const time_point next = saturating_add(ideal, period);
+  if (next > now || policy == missed_tick_policy::burst || is_never(next)) return next;
+  if (policy == missed_tick_policy::delay) {
+    const time_point from_start = saturating_add(started, period);
+    return from_start > now ? from_start : saturating_add(now, period);
+  }
+  // skip: whole periods missed since ideal, then one more.
+  const auto behind = (now - ideal) / period;
+  return saturating_add(ideal, period * (behind + 1));
+}
+
+duration jitter_offset(duration period, double fraction) noexcept {
+  if (fraction <= 0.0) return duration::zero();
+  thread_local std::minstd_rand rng{std::random_device{}()};
+  std::uniform_real_distribution<double> dist(0.0, fraction);
+  // period × fraction < period, so this cannot overflow.
+  return duration(static_cast<duration::rep>(static_cast<double>(period.count()) * dist(rng)));
+}
+
+}  // namespace chronopool::detail

@@ -1,0 +1,206 @@
+// Periodic handlers on executors (chronopool::schedule_at_fixed_rate /
+// schedule_with_fixed_delay with an executor) and periodic_timer.
+#include <chronopool/periodic.hpp>
+#include <chronopool/periodic_timer.hpp>
+#include <chronopool/scheduled_thread_pool.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+long ms_between(steady::time_point a, steady::time_point b) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(periodic_handlers)
+
+BOOST_AUTO_TEST_CASE(fixed_rate_on_an_io_context_keeps_the_ideal_schedule) {
+  asio::io_context io;
+  std::vector<steady::time_point> starts;
+  const auto t0 = steady::now();
+  chronopool::periodic_handle h;
+  h = chronopool::schedule_at_fixed_rate(io.get_executor(), 10ms, 20ms, [&] {
+    starts.push_back(steady::now());
+    if (starts.size() == 5) h.cancel();
+  });
+  io.run();  // returns once cancelled: no wait is left
+  BOOST_REQUIRE(starts.size() == 5u);
+  BOOST_TEST(!h.active());
+  BOOST_TEST(h.ticks() == 5u);
+  // Tick k starts no earlier than its ideal instant 10 + 20k ms.
+  for (std::size_t k = 0; k < starts.size(); ++k) BOOST_TEST(ms_between(t0, starts[k]) >= 10 + 20 * static_cast<long>(k));
+}
+
+BOOST_AUTO_TEST_CASE(fixed_delay_waits_after_each_handler_returns) {
+  asio::io_context io;
+  std::vector<std::pair<steady::time_point, steady::time_point>> runs;
+  chronopool::periodic_handle h;
+  h = chronopool::schedule_with_fixed_delay(io.get_executor(), 0ms, 15ms, [&] {
+    const auto s = steady::now();
+    std::this_thread::sleep_for(10ms);
+    runs.emplace_back(s, steady::now());
+    if (runs.size() == 4) h.cancel();
+  });
+  io.run();
+  BOOST_REQUIRE(runs.size() == 4u);
+  for (std::size_t i = 1; i < runs.size(); ++i) BOOST_TEST((runs[i].first - runs[i - 1].second >= 15ms));
+}
+
+BOOST_AUTO_TEST_CASE(handlers_run_on_the_given_strand_and_never_overlap) {
+  asio::thread_pool threads(4);
+  auto strand = asio::make_strand(threads);
+  std::atomic<int> inside{0}, overlaps{0}, on_strand{0}, runs{0};
+  auto h = chronopool::schedule_at_fixed_rate(strand, 0ms, 1ms, [&] {
+    if (++inside > 1) ++overlaps;
+    if (strand.running_in_this_thread()) ++on_strand;
+    std::this_thread::sleep_for(2ms);  // longer than the period: catch-up must not overlap
+    ++runs;
+    --inside;
+  });
+  const auto limit = steady::now() + 10s;
+  while (runs.load() < 20 && steady::now() < limit) std::this_thread::sleep_for(1ms);
+  BOOST_TEST(h.cancel());
+  threads.join();
+  BOOST_TEST(runs.load() >= 20);
+  BOOST_TEST(overlaps.load() == 0);
+  BOOST_TEST(on_strand.load() == runs.load());
+}
+
+BOOST_AUTO_TEST_CASE(cancel_stops_later_ticks_and_reports_once) {
+  asio::io_context io;
+  int runs = 0;
+  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 5ms, [&] { ++runs; });
+  chronopool::periodic_handle copy = h;
+  asio::steady_timer stop(io, 30ms);
+  bool first = false, second = true;
+  stop.async_wait([&](auto) {
+    first = copy.cancel();
+    second = h.cancel();
+  });
+  io.run();
+  const int at_cancel = runs;
+  BOOST_TEST(first);
+  BOOST_TEST(!second);
+  BOOST_TEST(at_cancel >= 1);
+  io.restart();
+  io.run_for(30ms);
+  BOOST_TEST(runs == at_cancel);
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_handler_stops_the_schedule_and_propagates) {
+  asio::io_context io;
+  int runs = 0;
+  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 5ms, [&] {
+    if (++runs == 2) throw std::runtime_error("tick failed");
+  });
+  BOOST_CHECK_THROW(io.run(), std::runtime_error);
+  BOOST_TEST(!h.active());
+  io.restart();
+  io.run_for(30ms);
+  BOOST_TEST(runs == 2);
+}
+
+BOOST_AUTO_TEST_CASE(bad_periods_are_rejected) {
+  asio::io_context io;
+  BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 0ms, [] {}), std::invalid_argument);
+  BOOST_CHECK_THROW(chronopool::schedule_with_fixed_delay(io.get_executor(), 0ms, -1ms, [] {}), std::invalid_argument);
+  chronopool::periodic_options bad;
+  bad.jitter = 1.5;
+  BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, [] {}, bad), std::invalid_argument);
+  BOOST_CHECK_THROW(chronopool::periodic_timer(io.get_executor(), 0ms), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(periodic_handlers_on_a_pool_share_its_heap) {
+  chronopool::scheduled_thread_pool pool(2);
+  std::atomic<int> runs{0};
+  auto h = chronopool::schedule_at_fixed_rate(pool.get_executor(), 0ms, 2ms, [&] { ++runs; });
+  const auto limit = steady::now() + 10s;
+  while (runs.load() < 5 && steady::now() < limit) std::this_thread::sleep_for(1ms);
+  BOOST_TEST(runs.load() >= 5);
+  BOOST_TEST(h.cancel());
+}
+
+// ---- periodic_timer ----------------------------------------------------------
+
+namespace {
+/// Ticks a periodic_timer whose first deadline is now; the first tick is made
+/// 35 ms late by blocking the io_context, then 3 more ticks are taken. Returns
+/// the time of each tick after the late one, relative to the first ideal instant.
+std::vector<long> ticks_after_a_late_one(chronopool::missed_tick_policy policy) {
+  asio::io_context io;
+  const auto t0 = steady::now();
+  chronopool::periodic_timer ticker(io.get_executor(), 10ms, policy, t0);
+  std::vector<long> at;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        std::this_thread::sleep_for(35ms);  // we are late: ideal instants 0, 10, 20, 30 have passed
+        co_await ticker.async_tick(asio::use_awaitable);  // the late tick fires at once
+        for (int i = 0; i < 3; ++i) {
+          co_await ticker.async_tick(asio::use_awaitable);
+          at.push_back(ms_between(t0, steady::now()));
+        }
+      },
+      asio::detached);
+  io.run();
+  return at;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(periodic_timer_burst_catches_up_back_to_back) {
+  const auto at = ticks_after_a_late_one(chronopool::missed_tick_policy::burst);
+  BOOST_REQUIRE(at.size() == 3u);
+  // Ideal instants 10, 20, 30 are all past: the catch-up ticks come at once.
+  BOOST_TEST(at[2] < 45);
+}
+
+BOOST_AUTO_TEST_CASE(periodic_timer_delay_restarts_from_the_late_tick) {
+  const auto at = ticks_after_a_late_one(chronopool::missed_tick_policy::delay);
+  BOOST_REQUIRE(at.size() == 3u);
+  // Late tick at ~35: then ~45, ~55, ~65.
+  BOOST_TEST(at[0] >= 45);
+  BOOST_TEST(at[2] >= 65);
+}
+
+BOOST_AUTO_TEST_CASE(periodic_timer_skip_jumps_to_the_next_ideal_instant) {
+  const auto at = ticks_after_a_late_one(chronopool::missed_tick_policy::skip);
+  BOOST_REQUIRE(at.size() == 3u);
+  // Late tick at ~35: then the ideal grid 40, 50, 60.
+  BOOST_TEST(at[0] >= 40);
+  BOOST_TEST(at[2] >= 60);
+  BOOST_TEST(at[0] < 45 + 500);  // generous: not pushed out by a full period after the late tick
+}
+
+BOOST_AUTO_TEST_CASE(periodic_timer_defaults_and_accessors) {
+  asio::io_context io;
+  const auto before = steady::now();
+  chronopool::periodic_timer ticker(io, 25ms);
+  BOOST_TEST((ticker.period() == 25ms));
+  BOOST_TEST((ticker.policy() == chronopool::missed_tick_policy::burst));
+  BOOST_TEST((ticker.next_tick() >= before + 25ms));  // first tick one period from construction
+  boost::system::error_code result = asio::error::would_block;
+  ticker.async_tick([&](auto ec) { result = ec; });
+  asio::post(io, [&] { ticker.cancel(); });
+  io.run();
+  BOOST_TEST((result == asio::error::operation_aborted));
+  BOOST_TEST((ticker.next_tick() >= before + 25ms));  // an aborted tick is not consumed
+}
+
+BOOST_AUTO_TEST_SUITE_END()
