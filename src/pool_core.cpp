@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include <pthread.h>
 
@@ -19,6 +20,11 @@ namespace {
 
 // The pool whose worker is running on this thread, if any.
 thread_local const pool_core* this_thread_pool = nullptr;
+
+// The stopped pool whose timer waits this thread is completing with
+// operation_aborted inside shutdown_now(): handlers bound to that pool's own
+// executor run here, since none of its threads will run anything again.
+thread_local const pool_core* aborting_waits_of = nullptr;
 
 std::string describe(const std::exception_ptr& e) {
   try {
@@ -123,7 +129,11 @@ void pool_core::submit_internal(const task_ptr& t) {
   t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
   t->set_owner(this);
   if (state_.load() != run_state::running) {
-    t->cancel(false);
+    if (aborting_waits_of == this) {
+      run_inline(t);
+    } else {
+      t->cancel(false);
+    }
     return;
   }
   // Executor work and timer waits are not bounded by max_queued, as Asio's
@@ -387,7 +397,9 @@ void pool_core::shutdown() {
   try_terminate();
 }
 
-std::vector<task_ptr> pool_core::shutdown_now() {
+std::vector<task_ptr> pool_core::shutdown_now() { return stop_all(true); }
+
+std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
   {
     std::lock_guard lock(mutex_);
     if (state_.load() < run_state::stop) state_.store(run_state::stop);
@@ -410,7 +422,14 @@ std::vector<task_ptr> pool_core::shutdown_now() {
   for (task_ptr& t : drained) {
     t->set_owner(nullptr);  // from now on the caller owns it; the pool may be gone when it runs
     if (t->is_internal()) {
-      t->cancel(false);  // a timer wait: its handler gets operation_aborted
+      if (complete_waits) {
+        // A timer wait: its handler gets operation_aborted.
+        const pool_core* outer = std::exchange(aborting_waits_of, this);
+        t->cancel(false);
+        aborting_waits_of = outer;
+      } else {
+        t->discard();  // the pool is being destroyed: Asio's rule, no call
+      }
     } else if (t->status() == task_status::pending) {
       never_started.push_back(std::move(t));
     }
@@ -471,7 +490,8 @@ void pool_core::join() {
 }
 
 void pool_core::close() {
-  shutdown_now();  // the returned tasks are dropped here, which cancels their futures
+  // Nobody will run what never started: cancel it, so no future waits forever.
+  for (task_ptr& t : stop_all(false)) t->cancel(false);
   if (running_in_this_thread()) {
     // Destroyed from inside one of our own tasks: this thread cannot join
     // itself. Every thread keeps the core alive through its own reference,

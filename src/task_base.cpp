@@ -65,7 +65,10 @@ void task_base::finish_run(std::exception_ptr error, time_point started) noexcep
     // One-shot work, a periodic task stopped by its error, or a periodic task
     // run once by hand after shutdown_now(): the run is the last one.
     if (error && reports_errors_ && o != nullptr) o->report_error(error, *this);
-    complete(error ? task_status::failed : task_status::succeeded, std::move(error));
+    // Decide the status before handing the error over: in one argument list
+    // the move could happen first (evaluation order is unspecified).
+    const task_status final_status = error ? task_status::failed : task_status::succeeded;
+    complete(final_status, std::move(error));
     return;
   }
   if (error) o->report_error(error, *this);  // continue_after_error: keep going
@@ -88,6 +91,7 @@ bool task_base::cancel(bool may_interrupt) noexcept {
   auto s = status_.load();
   for (;;) {
     if (s >= task_status::succeeded) return false;
+    if (s == task_status::running && internal_) return false;  // a firing wait: too late
     if (status_.compare_exchange_weak(s, task_status::cancelled)) break;
   }
   if (s == task_status::pending) {

@@ -204,7 +204,7 @@ void timer_service::shutdown() {
     ++generation_;
   }
   // Asio's rule: pending handlers are destroyed without being called.
-  for (auto& op : live) static_cast<detail::wait_op_base&>(*op).abandon();
+  for (auto& op : live) op->discard();
   queue_.drain();
   native.reset();
 }

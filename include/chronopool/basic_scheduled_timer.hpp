@@ -90,9 +90,12 @@ class basic_scheduled_timer {
       : service_(other.service_), executor_(other.executor_) {
     service_->move_construct(impl_, other.impl_);
   }
+  /// Cancels this timer's pending waits, then takes over @p other, including
+  /// its context: later waits are driven by @p other's context.
   basic_scheduled_timer& operator=(basic_scheduled_timer&& other) {
     if (this != &other) {
       service_->move_assign(impl_, *other.service_, other.impl_);
+      service_ = other.service_;
       executor_ = other.executor_;
     }
     return *this;

@@ -94,6 +94,9 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
     task_base* current = nullptr;  // the task being run, for shutdown_now's stop requests
   };
 
+  /// shutdown_now()'s work. Timer waits complete with operation_aborted when
+  /// @p complete_waits, else (the pool is being destroyed) are discarded.
+  std::vector<task_ptr> stop_all(bool complete_waits);
   bool can_run_in_current_state(const task_base& t) const noexcept;
   /// After an offer: take the task back if a shutdown raced it, else make
   /// sure a thread will run it.

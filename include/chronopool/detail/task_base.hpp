@@ -114,7 +114,9 @@ class task_base {
 
   /// Java's Future.cancel: true when the task was not yet done. A pending task
   /// never runs; a running one finishes but its result is discarded, and with
-  /// @p may_interrupt its std::stop_token is asked to stop.
+  /// @p may_interrupt its std::stop_token is asked to stop. Internal work (a
+  /// timer wait) that is already running cannot be cancelled: it is handing
+  /// its handler success.
   bool cancel(bool may_interrupt) noexcept;
 
   /// Asks a running callable that takes a std::stop_token to stop.
@@ -143,6 +145,14 @@ class task_base {
   /// default its callable is released; a timer wait completes its handler
   /// with operation_aborted instead.
   virtual void on_cancel_before_run() noexcept { release_callable(); }
+
+ public:
+  /// Ends the task without running it and without any completion (its
+  /// context is being destroyed). For user tasks this is cancel(false); a
+  /// timer wait destroys its handler without calling it (Asio's rule).
+  virtual void discard() noexcept { cancel(false); }
+
+ protected:
 
   std::stop_source stop_{std::nostopstate};
 

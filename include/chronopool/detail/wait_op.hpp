@@ -50,8 +50,6 @@ class wait_op_base : public task_base {
  public:
   wait_op_base() noexcept : task_base(task_kind::one_shot) { set_internal(true); }
 
-  /// Destroys the handler without invoking it (the context is going away).
-  virtual void abandon() noexcept = 0;
 
   // Registry links, guarded by the registry's mutex.
   wait_registry* registry = nullptr;
@@ -81,7 +79,7 @@ class wait_op final : public wait_op_base {
     if (slot.is_connected()) slot.template emplace<cancel_handler>(std::move(self));
   }
 
-  void abandon() noexcept override {
+  void discard() noexcept override {
     silent_.store(true);
     cancel(false);
   }
