@@ -110,6 +110,9 @@ void pool_core::settle_after_offer(const task_ptr& t) {
   }
   try {
     ensure_prestart();
+    // Accepted just as the last thread left after shutdown(): nobody will run
+    // it, so it must not sit in the queue.
+    if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.remove(*t)) t->cancel(false);
   } catch (...) {
     // No thread could be started. If none runs at all, the task would sit
     // forever: withdraw it and let the caller see the error.
@@ -128,7 +131,11 @@ void pool_core::submit_from_executor(const task_ptr& t) {
 void pool_core::submit_internal(const task_ptr& t) {
   t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
   t->set_owner(this);
-  if (state_.load() != run_state::running) {
+  // Executor work is how in-flight operations continue (a coroutine's next
+  // step, a timer's completion), so it is accepted until STOP, not only while
+  // RUNNING: shutdown() lets existing work finish, as an io_context runs
+  // until it is out of work.
+  if (state_.load() >= run_state::stop) {
     if (aborting_waits_of == this) {
       run_inline(t);
     } else {

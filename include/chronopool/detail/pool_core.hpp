@@ -35,7 +35,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// policy. @p where names the public call for error messages.
   void enqueue(const task_ptr& t, const char* where);
 
-  /// Queues executor work due now; after shutdown it is cancelled (destroyed
+  /// Queues executor work due now; from STOP on it is cancelled (destroyed
   /// without being invoked), never handed to the rejection policy.
   void submit_from_executor(const task_ptr& t);
   /// Queues internal work (a timer wait) at the deadline it already has, with

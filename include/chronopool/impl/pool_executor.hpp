@@ -29,9 +29,11 @@ struct pool_executor_bits {
 /// The executor of a scheduled_thread_pool.
 ///
 /// Submitted functions run on the pool's threads in (deadline, sequence)
-/// order, after any task already due. After the pool is shut down, functions
-/// submitted through an executor are destroyed without being invoked, as
-/// handlers are after an Asio context stops. An exception escaping a function
+/// order, after any task already due. Executor work is how operations in
+/// flight continue (a coroutine's next step, a timer's completion), so it is
+/// still accepted after shutdown() and runs while the pool drains; from
+/// shutdown_now() on, functions submitted through an executor are destroyed
+/// without being invoked, as handlers are after an Asio context stops. An exception escaping a function
 /// goes to the pool's error handler. Tracked work (outstanding_work.tracked,
 /// on_work_started) makes join() wait until it is released before shutting
 /// down, as asio::thread_pool::join() waits for outstanding work.

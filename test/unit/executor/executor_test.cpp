@@ -2,6 +2,7 @@
 // property model and the older dispatch/post/defer model, and the Asio
 // facilities built on them (co_spawn, strands, bind_executor, use_future).
 #include <chronopool/scheduled_thread_pool.hpp>
+#include <chronopool/steady_timer.hpp>
 
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -183,15 +184,42 @@ BOOST_AUTO_TEST_CASE(tracked_work_makes_join_wait) {
   BOOST_TEST(pool2.is_terminated());
 }
 
-BOOST_AUTO_TEST_CASE(work_after_shutdown_is_destroyed_without_running) {
+BOOST_AUTO_TEST_CASE(work_posted_after_shutdown_still_runs_while_draining) {
+  // Executor work carries operations already in flight, so shutdown() lets it
+  // run; only new tasks (submit/schedule) are rejected.
   chronopool::scheduled_thread_pool pool(1);
+  std::promise<void> release;
+  auto busy = pool.submit([gate = release.get_future().share()] { gate.wait(); });  // in flight
   pool.shutdown();
+  BOOST_TEST(!pool.is_terminated());
+  std::promise<bool> ran;
+  asio::post(pool, [&] { ran.set_value(true); });
+  release.set_value();
+  auto f = ran.get_future();
+  BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
+  BOOST_TEST(f.get());
+  BOOST_TEST(pool.wait_for_termination(long_wait));
+}
+
+BOOST_AUTO_TEST_CASE(work_after_shutdown_now_is_destroyed_without_running) {
+  chronopool::scheduled_thread_pool pool(1);
+  pool.shutdown_now();
   auto owner = std::make_shared<int>(7);
   std::weak_ptr<int> watch = owner;
   bool ran = false;
   asio::post(pool, [&ran, o = std::move(owner)] { ran = true; });
   BOOST_TEST(!ran);
   BOOST_TEST(watch.expired());  // the handler (and what it owned) is gone already
+}
+
+BOOST_AUTO_TEST_CASE(work_after_termination_is_destroyed_without_running) {
+  chronopool::scheduled_thread_pool pool(1);
+  pool.join();
+  auto owner = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = owner;
+  asio::post(pool, [o = std::move(owner)] {});
+  BOOST_TEST(watch.expired());
+  BOOST_TEST(pool.queued_count() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(exceptions_from_executor_work_go_to_the_error_handler) {
@@ -288,6 +316,55 @@ BOOST_AUTO_TEST_CASE(co_spawn_runs_a_coroutine_on_the_pool) {
   std::future<int> f = asio::co_spawn(pool, parent(), asio::use_future);
   BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
   BOOST_TEST(f.get() == 42);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(pool_timers_and_shutdown)
+
+// Waits on a pool's timers at shutdown() follow the delayed-task policy.
+BOOST_AUTO_TEST_CASE(a_pool_timer_wait_fires_after_shutdown_by_default) {
+  chronopool::scheduled_thread_pool pool(1);
+  chronopool::steady_timer t(pool, 30ms);
+  std::promise<boost::system::error_code> result;
+  t.async_wait([&](boost::system::error_code ec) { result.set_value(ec); });
+  pool.shutdown();
+  auto f = result.get_future();
+  BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
+  BOOST_TEST(!f.get());  // success: delayed work still runs after shutdown()
+  BOOST_TEST(pool.wait_for_termination(long_wait));
+}
+
+BOOST_AUTO_TEST_CASE(a_pool_timer_wait_is_aborted_at_shutdown_when_delayed_work_is_dropped) {
+  chronopool::scheduled_thread_pool_options o;
+  o.core_pool_size = 1;
+  o.execute_existing_delayed_tasks_after_shutdown = false;
+  chronopool::scheduled_thread_pool pool(o);
+  chronopool::steady_timer t(pool, 1h);
+  std::promise<std::pair<boost::system::error_code, bool>> result;
+  t.async_wait([&](boost::system::error_code ec) { result.set_value({ec, pool.running_in_this_thread()}); });
+  pool.shutdown();
+  auto f = result.get_future();
+  BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
+  const auto [ec, on_pool] = f.get();
+  BOOST_TEST((ec == asio::error::operation_aborted));
+  BOOST_TEST(on_pool);  // delivered on the draining pool, through its executor
+  BOOST_TEST(pool.wait_for_termination(long_wait));
+}
+
+BOOST_AUTO_TEST_CASE(destroying_a_pool_destroys_pending_wait_handlers_uncalled) {
+  auto owner = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = owner;
+  bool called = false;
+  {
+    chronopool::scheduled_thread_pool pool(1);
+    chronopool::steady_timer t(pool, 1h);
+    t.async_wait([&called, o = std::move(owner)](boost::system::error_code) { called = true; });
+    // t is destroyed first (cancel: aborted handler posted to the pool), then
+    // the pool: what is still queued is destroyed without being called.
+  }
+  BOOST_TEST(watch.expired());
+  (void)called;  // posted before the pool stopped, it may or may not have run; it never leaks
 }
 
 BOOST_AUTO_TEST_SUITE_END()
