@@ -1,6 +1,8 @@
 #include <chronopool/detail/periodic_schedule.hpp>
 
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace chronopool::detail {
 
@@ -15,6 +17,13 @@ time_point next_fixed_rate_instant(time_point ideal, duration period, time_point
   // skip: whole periods missed since ideal, then one more.
   const auto behind = (now - ideal) / period;
   return saturating_add(ideal, period * (behind + 1));
+}
+
+void validate_periodic(duration period, const periodic_options& options, const char* where) {
+  if (period <= duration::zero())
+    throw std::invalid_argument(std::string("chronopool: ") + where + ": period must be positive");
+  if (!(options.jitter >= 0.0 && options.jitter < 1.0))  // also rejects NaN
+    throw std::invalid_argument(std::string("chronopool: ") + where + ": jitter must be in [0, 1)");
 }
 
 duration jitter_offset(duration period, double fraction) noexcept {

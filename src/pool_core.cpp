@@ -137,7 +137,7 @@ void pool_core::submit_internal(const task_ptr& t) {
   // until it is out of work.
   if (state_.load() >= run_state::stop) {
     if (aborting_waits_of == this) {
-      run_inline(t);
+      t->run_here();
     } else {
       t->cancel(false);
     }
@@ -173,7 +173,7 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
       } else if (t->is_periodic()) {
         refuse();
       } else {
-        run_inline(t);
+        t->run_here();
       }
       break;
     case rejection_policy::discard_oldest:
@@ -195,18 +195,6 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
       ensure_prestart();
       break;
   }
-}
-
-void pool_core::run_inline(const task_ptr& t) {
-  if (!t->try_start()) return;
-  const time_point started = clock::now();
-  std::exception_ptr error;
-  try {
-    t->invoke();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  t->finish_run(std::move(error), started);
 }
 
 bool pool_core::can_run_in_current_state(const task_base& t) const noexcept {
@@ -321,7 +309,7 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
   }
   if (!t->try_start()) return;  // cancelled while queued (remove_on_cancel off) or just now
   const time_point started = clock::now();
-  lateness_.record(started - t->deadline());
+  lateness_.record(saturating_difference(started, t->deadline()));
   {
     std::lock_guard lock(w.current_mutex);
     w.current = t.get();

@@ -1,4 +1,5 @@
 // scheduled_thread_pool: the public object forwards to its pool_core.
+#include <chronopool/detail/periodic_schedule.hpp>
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
@@ -40,10 +41,7 @@ void scheduled_thread_pool::report_executor_error(std::exception_ptr e) noexcept
 }
 
 void scheduled_thread_pool::check_periodic(duration period, const periodic_options& options, const char* where) {
-  if (period <= duration::zero())
-    throw std::invalid_argument(std::string("chronopool: ") + where + ": period must be positive");
-  if (!(options.jitter >= 0.0 && options.jitter < 1.0))  // also rejects NaN
-    throw std::invalid_argument(std::string("chronopool: ") + where + ": jitter must be in [0, 1)");
+  detail::validate_periodic(period, options, where);
 }
 
 void scheduled_thread_pool::shutdown() { core_->shutdown(); }
@@ -117,16 +115,7 @@ bool scheduled_thread_pool::running_in_this_thread() const noexcept { return cor
 std::exception_ptr pending_task::run() {
   if (!task_) return {};
   const detail::task_ptr t = std::move(task_);
-  if (!t->try_start()) return {};  // cancelled through its future meanwhile
-  const auto started = clock::now();
-  std::exception_ptr error;
-  try {
-    t->invoke();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  t->finish_run(error, started);  // detached from the pool: this run is the last
-  return error;
+  return t->run_here();  // detached from the pool: this run is the last
 }
 
 }  // namespace chronopool

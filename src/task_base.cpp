@@ -41,6 +41,19 @@ bool task_base::try_start() noexcept {
   return status_.compare_exchange_strong(expected, task_status::running);
 }
 
+std::exception_ptr task_base::run_here() noexcept {
+  if (!try_start()) return {};
+  const time_point started = clock::now();
+  std::exception_ptr error;
+  try {
+    invoke();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  finish_run(error, started);
+  return error;
+}
+
 bool task_base::complete(task_status final_status, std::exception_ptr error) noexcept {
   if (error) error_ = std::move(error);  // published by the release below
   auto expected = task_status::running;

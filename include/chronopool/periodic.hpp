@@ -115,10 +115,7 @@ template <class Executor, class Handler>
 std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
                                                     Handler&& h, bool fixed_rate, const periodic_options& o,
                                                     const char* where) {
-  if (period <= duration::zero())
-    throw std::invalid_argument(std::string("chronopool: ") + where + ": period must be positive");
-  if (!(o.jitter >= 0.0 && o.jitter < 1.0))
-    throw std::invalid_argument(std::string("chronopool: ") + where + ": jitter must be in [0, 1)");
+  validate_periodic(period, o, where);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
                                                                                 fixed_rate, period, o);
   state->arm(deadline_after(clock::now(), initial));

@@ -49,7 +49,7 @@ class scheduled_future_base {
     check_valid();
     const auto d = task_->deadline();
     if (detail::is_never(d)) return clock::duration::max();
-    return d - clock::now();
+    return detail::saturating_difference(d, clock::now());
   }
 
   /// Blocks until done.

@@ -15,6 +15,10 @@ namespace chronopool::detail {
 time_point next_fixed_rate_instant(time_point ideal, duration period, time_point started, time_point now,
                                    missed_tick_policy policy) noexcept;
 
+/// Throws std::invalid_argument naming @p where unless @p period is positive
+/// and the jitter is in [0, 1).
+void validate_periodic(duration period, const periodic_options& options, const char* where);
+
 /// A random offset in [0, fraction × period), to spread a fleet's ticks.
 duration jitter_offset(duration period, double fraction) noexcept;
 

@@ -102,7 +102,6 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// sure a thread will run it.
   void settle_after_offer(const task_ptr& t);
   void reject(const task_ptr& t, const char* where, bool after_shutdown);
-  void run_inline(const task_ptr& t);
   void ensure_prestart();
   /// Starts a thread if fewer than @p limit are alive and the state allows.
   bool add_worker(std::size_t limit);

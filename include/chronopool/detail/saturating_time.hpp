@@ -65,6 +65,15 @@ constexpr time_point saturating_add(time_point t, duration d) noexcept {
   return time_point(duration(out));
 }
 
+/// a − b, clamped to [duration::min(), duration::max()]: lateness and
+/// remaining delay of deadlines at the far ends of the clock.
+constexpr duration saturating_difference(time_point a, time_point b) noexcept {
+  duration::rep out = 0;
+  if (__builtin_sub_overflow(a.time_since_epoch().count(), b.time_since_epoch().count(), &out))
+    return a > b ? duration::max() : duration::min();
+  return duration(out);
+}
+
 /// The deadline of a delay measured from @p now: negative delays mean "now",
 /// and a delay too large to represent means "never" (time_point::max()).
 constexpr time_point deadline_after(time_point now, duration delay) noexcept {

@@ -106,6 +106,11 @@ class task_base {
   /// Throws whatever the callable throws. Call only after try_start().
   void invoke() { do_invoke(); }
 
+  /// Runs the task once on this thread if it is still pending (try_start,
+  /// invoke, finish_run) and returns what the run threw. Does nothing and
+  /// returns null when the task was cancelled or already started.
+  std::exception_ptr run_here() noexcept;
+
   /// Completes a run that try_start() began: @p error is what the run threw
   /// (null on success), @p started when it began. One-shot tasks become done;
   /// periodic ones compute their next deadline and ask the owner to re-queue

@@ -15,6 +15,7 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
@@ -133,19 +134,22 @@ class wait_op final : public wait_op_base {
     auto handler_work = std::move(*handler_work_);
     io_work_.reset();
     handler_work_.reset();
-    auto ex = boost::asio::get_associated_executor(h, io_work);
     auto alloc = boost::asio::get_associated_allocator(h);
     auto slot = boost::asio::get_associated_cancellation_slot(h);
     // The upcall clears the cancellation slot first, on the handler's own
     // executor, which is where the slot's signal lives.
-    auto upcall = boost::asio::bind_allocator(alloc, [h = std::move(h), slot, ec]() mutable {
-      if (slot.is_connected()) slot.clear();
-      std::move(h)(ec);
-    });
+    auto upcall = boost::asio::bind_executor(
+        handler_work, boost::asio::bind_allocator(alloc, [h = std::move(h), slot, ec]() mutable {
+          if (slot.is_connected()) slot.clear();
+          std::move(h)(ec);
+        }));
+    // As Asio's own operations do, completion passes through the I/O executor
+    // and is then dispatched to the handler's executor (post/dispatch do the
+    // second step because the upcall carries the handler's executor).
     if (may_run_here) {
-      boost::asio::dispatch(handler_work, std::move(upcall));
+      boost::asio::dispatch(io_work, std::move(upcall));
     } else {
-      boost::asio::post(handler_work, std::move(upcall));
+      boost::asio::post(io_work, std::move(upcall));
     }
   }
 

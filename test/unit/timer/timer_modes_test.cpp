@@ -1,0 +1,563 @@
+// chronopool::steady_timer beyond Asio's API: the three ways of driving it
+// (io_context, scheduled_thread_pool, use_pool), context shutdown, the
+// timer service's bookkeeping, cross-thread cancel, and saturating expiries.
+#include <chronopool/scheduled_thread_pool.hpp>
+#include <chronopool/steady_timer.hpp>
+#include <chronopool/timer_service.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+using chronopool::scheduled_thread_pool;
+using timer = chronopool::steady_timer;
+
+namespace {
+
+/// Generous bound for anything that must happen (CI: 2 cores, sanitizers).
+constexpr auto long_wait = 10s;
+/// A wait that must not complete during a test.
+constexpr auto far_away = 1h;
+
+/// io.run(), bounded: true when run ended because the context ran out of work.
+bool run_bounded(asio::io_context& io) {
+  io.run_for(long_wait);
+  return io.stopped();
+}
+
+/// What one completion handler saw, readable from another thread.
+class sync_outcome {
+ public:
+  explicit sync_outcome(const scheduled_thread_pool* pool = nullptr) : pool_(pool) {}
+
+  auto handler() {
+    return [this](const error_code& e) {
+      std::lock_guard lock(mutex_);
+      ++calls_;
+      ec_ = e;
+      at_ = steady::now();
+      thread_ = std::this_thread::get_id();
+      on_pool_ = pool_ != nullptr && pool_->running_in_this_thread();
+      cv_.notify_all();
+    };
+  }
+  /// True when the handler ran within @p timeout.
+  bool wait(steady::duration timeout = long_wait) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [&] { return calls_ > 0; });
+  }
+  int calls() {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+  error_code ec() {
+    std::lock_guard lock(mutex_);
+    return ec_;
+  }
+  steady::time_point at() {
+    std::lock_guard lock(mutex_);
+    return at_;
+  }
+  std::thread::id thread() {
+    std::lock_guard lock(mutex_);
+    return thread_;
+  }
+  bool on_pool() {
+    std::lock_guard lock(mutex_);
+    return on_pool_;
+  }
+
+ private:
+  const scheduled_thread_pool* pool_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int calls_ = 0;
+  error_code ec_;
+  steady::time_point at_{};
+  std::thread::id thread_{};
+  bool on_pool_ = false;
+};
+
+/// Runs an io_context on a thread of its own until destroyed (always joined).
+class io_thread {
+ public:
+  explicit io_thread(asio::io_context& io) : io_(io), guard_(io.get_executor()), thread_([this] { io_.run(); }) {}
+  ~io_thread() {
+    io_.stop();
+    thread_.join();
+  }
+  std::thread::id id() const { return thread_.get_id(); }
+  /// Waits until everything posted to the context so far has run.
+  bool drain() {
+    std::promise<void> p;
+    auto f = p.get_future();
+    asio::post(io_, [&p] { p.set_value(); });
+    return f.wait_for(long_wait) == std::future_status::ready;
+  }
+
+ private:
+  asio::io_context& io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::thread thread_;
+};
+
+/// An io_context whose services can be shut down while objects still exist,
+/// as ~io_context does first.
+struct shutdownable_io_context : asio::io_context {
+  using asio::io_context::shutdown;
+};
+
+/// A token whose lifetime shows whether a handler still exists.
+struct lifetime_probe {
+  std::shared_ptr<int> token = std::make_shared<int>(0);
+  std::weak_ptr<int> watch = token;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(timer_modes)
+
+// ---- on a scheduled_thread_pool --------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(pool_timer_completes_on_a_pool_thread) {
+  scheduled_thread_pool pool(2);
+  sync_outcome expired(&pool), cancelled(&pool);
+  timer t(pool, 20ms);
+  const auto expiry = t.expiry();
+  t.async_wait(expired.handler());
+  BOOST_REQUIRE(expired.wait());
+  BOOST_TEST(expired.calls() == 1);
+  BOOST_TEST(!expired.ec());
+  BOOST_TEST((expired.at() >= expiry));
+  BOOST_TEST(expired.on_pool());
+
+  t.expires_after(far_away);
+  t.async_wait(cancelled.handler());
+  BOOST_TEST(t.cancel() == 1u);
+  BOOST_REQUIRE(cancelled.wait());
+  BOOST_TEST((cancelled.ec() == asio::error::operation_aborted));
+  BOOST_TEST(cancelled.on_pool());
+}
+
+BOOST_AUTO_TEST_CASE(pool_shutdown_now_aborts_pending_wait) {
+  scheduled_thread_pool pool(2);
+  timer t(pool, far_away);
+  sync_outcome o(&pool);
+  lifetime_probe probe;
+  t.async_wait([h = o.handler(), token = std::move(probe.token)](const error_code& ec) { h(ec); });
+  pool.shutdown_now();
+  BOOST_REQUIRE(pool.wait_for_termination(long_wait));
+  // The pool's threads are gone: whatever was going to happen has happened.
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+  BOOST_TEST(probe.watch.expired());
+}
+
+BOOST_AUTO_TEST_CASE(pool_shutdown_now_aborts_wait_with_handler_on_io_context) {
+  asio::io_context io;
+  scheduled_thread_pool pool(2);
+  timer t(pool, far_away);
+  sync_outcome o;
+  t.async_wait(asio::bind_executor(io, o.handler()));
+  pool.shutdown_now();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+}
+
+// ---- use_pool: an io_context's waits kept by a pool ----------------------------------
+
+BOOST_AUTO_TEST_CASE(use_pool_completes_on_the_io_context_thread) {
+  scheduled_thread_pool pool(2);
+  asio::io_context io;
+  chronopool::use_pool(io, pool);
+  BOOST_TEST(asio::use_service<chronopool::timer_service>(io).driven_by_pool());
+  sync_outcome o(&pool);
+  timer t(io, 40ms);
+  const auto expiry = t.expiry();
+  t.async_wait(o.handler());
+  BOOST_TEST(pool.queued_count() >= 1u);  // the wait sits in the pool's queue
+  BOOST_TEST(run_bounded(io));            // run() waited for the wait
+  BOOST_TEST((steady::now() >= expiry));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST(!o.ec());
+  BOOST_TEST((o.at() >= expiry));
+  BOOST_TEST((o.thread() == std::this_thread::get_id()));
+  BOOST_TEST(!o.on_pool());
+
+  // A cancelled wait also completes on the io_context's thread.
+  sync_outcome c(&pool);
+  t.expires_after(far_away);
+  t.async_wait(c.handler());
+  BOOST_TEST(t.cancel() == 1u);
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST((c.ec() == asio::error::operation_aborted));
+  BOOST_TEST((c.thread() == std::this_thread::get_id()));
+}
+
+BOOST_AUTO_TEST_CASE(use_pool_after_a_timer_exists_throws) {
+  scheduled_thread_pool pool(1);
+  asio::io_context io;
+  {
+    timer t(io);
+    BOOST_CHECK_THROW(chronopool::use_pool(io, pool), std::logic_error);
+  }
+  BOOST_CHECK_THROW(chronopool::use_pool(io, pool), std::logic_error);  // existed once
+  BOOST_TEST(!asio::use_service<chronopool::timer_service>(io).driven_by_pool());
+
+  asio::io_context io2;
+  chronopool::use_pool(io2, pool);
+  BOOST_CHECK_THROW(chronopool::use_pool(io2, pool), std::logic_error);  // already set
+}
+
+BOOST_AUTO_TEST_CASE(use_pool_shutdown_now_aborts_io_wait) {
+  scheduled_thread_pool pool(2);
+  asio::io_context io;
+  chronopool::use_pool(io, pool);
+  timer t(io, far_away);
+  sync_outcome o;
+  t.async_wait(o.handler());
+  pool.shutdown_now();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+  BOOST_TEST((o.thread() == std::this_thread::get_id()));
+}
+
+// ---- context destruction -------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(timer_destroyed_first_aborts_through_run) {
+  asio::io_context io;
+  sync_outcome o;
+  {
+    timer t(io, far_away);
+    t.async_wait(o.handler());
+  }
+  BOOST_TEST(o.calls() == 0);
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(context_destroyed_with_aborted_handler_queued_never_calls_it) {
+  for (bool pooled : {false, true}) {
+    BOOST_TEST_CONTEXT("use_pool " << pooled) {
+      scheduled_thread_pool pool(1);
+      auto io = std::make_unique<asio::io_context>();
+      if (pooled) chronopool::use_pool(*io, pool);
+      lifetime_probe probe;
+      bool called = false;
+      {
+        timer t(*io, far_away);
+        t.async_wait([&called, token = std::move(probe.token)](const error_code&) { called = true; });
+      }
+      // The aborted completion is queued on the context, which is never run.
+      BOOST_TEST(!probe.watch.expired());
+      io.reset();
+      BOOST_TEST(probe.watch.expired());
+      BOOST_TEST(!called);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(context_shutdown_abandons_live_waits) {
+  for (bool pooled : {false, true}) {
+    BOOST_TEST_CONTEXT("use_pool " << pooled) {
+      scheduled_thread_pool pool(1);
+      shutdownable_io_context io;
+      if (pooled) chronopool::use_pool(io, pool);
+      lifetime_probe probe;
+      bool called = false;
+      timer t(io, far_away);
+      t.async_wait([&called, token = std::move(probe.token)](const error_code&) { called = true; });
+      BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == 1u);
+      io.shutdown();  // what ~io_context does first
+      BOOST_TEST(probe.watch.expired());
+      BOOST_TEST(!called);
+      BOOST_TEST(t.cancel() == 0u);  // the abandoned wait is no longer pending
+    }
+  }
+}
+
+// ---- bookkeeping ----------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(pending_waits_counts_started_not_completed_waits) {
+  asio::io_context io;
+  auto& service = asio::use_service<chronopool::timer_service>(io);
+  BOOST_TEST(service.pending_waits() == 0u);
+  timer soon(io, 10ms);
+  timer later(io, far_away);
+  BOOST_TEST(service.pending_waits() == 0u);  // timers without waits
+  sync_outcome a, b, c;
+  soon.async_wait(a.handler());
+  later.async_wait(b.handler());
+  later.async_wait(c.handler());
+  BOOST_TEST(service.pending_waits() == 3u);
+  while (a.calls() == 0 && io.run_one_for(long_wait) != 0) {
+  }
+  BOOST_TEST(a.calls() == 1);
+  BOOST_TEST(service.pending_waits() == 2u);
+  BOOST_TEST(later.cancel() == 2u);
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(b.calls() == 1);
+  BOOST_TEST(c.calls() == 1);
+  BOOST_TEST(service.pending_waits() == 0u);
+}
+
+// ---- cross-thread cancel ------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(cancel_from_another_thread_while_running) {
+  asio::io_context io;
+  timer t(io, far_away);
+  sync_outcome o;
+  t.async_wait(o.handler());
+  bool ran_out_of_work = false;
+  std::thread runner([&] {
+    io.run_for(long_wait);
+    ran_out_of_work = io.stopped();
+  });
+  const auto runner_id = runner.get_id();
+  std::this_thread::sleep_for(20ms);  // let run() block on the pending wait
+  const std::size_t n = t.cancel();
+  const bool completed = o.wait();
+  runner.join();
+  BOOST_TEST(n == 1u);
+  BOOST_TEST(completed);
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+  BOOST_TEST((o.thread() == runner_id));
+  BOOST_TEST(ran_out_of_work);
+}
+
+BOOST_AUTO_TEST_CASE(expires_after_and_cancel_one_from_another_thread) {
+  asio::io_context io;
+  timer t(io, far_away);
+  sync_outcome first, second, third;
+  t.async_wait(first.handler());
+  t.async_wait(second.handler());
+  std::size_t one = 0, rest = 0;
+  {
+    io_thread runner(io);
+    std::this_thread::sleep_for(10ms);
+    one = t.cancel_one();
+    BOOST_TEST(first.wait());
+    rest = t.expires_after(10ms);
+    t.async_wait(third.handler());  // async_wait is thread-safe too
+    BOOST_TEST(second.wait());
+    BOOST_TEST(third.wait());
+    BOOST_TEST(runner.drain());
+  }
+  BOOST_TEST(one == 1u);
+  BOOST_TEST(rest == 1u);
+  BOOST_TEST((first.ec() == asio::error::operation_aborted));
+  BOOST_TEST((second.ec() == asio::error::operation_aborted));
+  BOOST_TEST(!third.ec());
+  BOOST_TEST((third.at() >= t.expiry()));
+  BOOST_TEST(first.calls() + second.calls() + third.calls() == 3);
+}
+
+namespace {
+
+/// One wait of the cancel-vs-expiry race.
+struct race_slot {
+  std::atomic<int> calls{0};
+  std::atomic<int> result{-1};  // 0 success, 1 operation_aborted, 2 anything else
+  std::size_t cancelled = 0;    // what cancel() returned
+};
+
+/// Starts @p iterations waits on @p ctx, each cancelled from this thread at
+/// about its expiry; every wait must complete once, and cancel() must return
+/// 1 exactly when the wait was aborted.
+template <class Context>
+void race_cancel_against_expiry(Context& ctx, std::deque<race_slot>& slots, int iterations) {
+  for (int i = 0; i < iterations; ++i) {
+    race_slot& s = slots.emplace_back();
+    timer t(ctx);
+    t.expires_after(2ms);
+    const auto expiry = t.expiry();
+    t.async_wait([&s](const error_code& ec) {
+      s.result.store(!ec ? 0 : ec == asio::error::operation_aborted ? 1 : 2);
+      s.calls.fetch_add(1);
+    });
+    std::this_thread::sleep_until(expiry + std::chrono::microseconds(-300 + (i % 7) * 100));
+    s.cancelled = t.cancel();
+    const auto limit = steady::now() + long_wait;
+    while (s.calls.load() == 0 && steady::now() < limit) std::this_thread::sleep_for(50us);
+    BOOST_REQUIRE_MESSAGE(s.calls.load() != 0, "wait " << i << " never completed");
+  }
+}
+
+void check_race(std::deque<race_slot>& slots) {
+  int aborted = 0, succeeded = 0, disagreements = 0, bad_calls = 0, bad_results = 0;
+  for (race_slot& s : slots) {
+    if (s.calls.load() != 1) ++bad_calls;
+    const int r = s.result.load();
+    if (r == 0) ++succeeded;
+    if (r == 1) ++aborted;
+    if (r != 0 && r != 1) ++bad_results;
+    if ((s.cancelled == 1) != (r == 1)) ++disagreements;
+  }
+  BOOST_TEST_MESSAGE("cancel race: " << succeeded << " succeeded, " << aborted << " aborted");
+  BOOST_TEST(bad_calls == 0);
+  BOOST_TEST(bad_results == 0);
+  BOOST_TEST(disagreements == 0);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(cancel_racing_expiry_on_io_context) {
+  asio::io_context io;
+  std::deque<race_slot> slots;
+  {
+    io_thread runner(io);
+    race_cancel_against_expiry(io, slots, 200);
+    BOOST_TEST(runner.drain());  // a second completion would have run by now
+  }
+  check_race(slots);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_racing_expiry_on_pool) {
+  std::deque<race_slot> slots;
+  {
+    scheduled_thread_pool pool(2);
+    race_cancel_against_expiry(pool, slots, 200);
+    pool.shutdown();
+    BOOST_TEST(pool.wait_for_termination(long_wait));  // nothing runs after this
+  }
+  check_race(slots);
+}
+
+// ---- handler exceptions ------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(throwing_handler_propagates_out_of_run_and_service_recovers) {
+  asio::io_context io;
+  timer thrower(io), sibling(io);
+  const auto when = steady::now() + 10ms;
+  thrower.expires_at(when);
+  sibling.expires_at(when);  // due in the same batch, after the thrower
+  thrower.async_wait([](const error_code&) { throw std::runtime_error("handler failed"); });
+  sync_outcome s;
+  sibling.async_wait(s.handler());
+  BOOST_CHECK_THROW(io.run_for(long_wait), std::runtime_error);
+
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(s.calls() == 1);  // not lost to the exception
+  BOOST_TEST(!s.ec());
+
+  sync_outcome next;
+  thrower.expires_after(10ms);
+  thrower.async_wait(next.handler());
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(next.calls() == 1);
+  BOOST_TEST(!next.ec());
+  BOOST_TEST((next.at() >= thrower.expiry()));
+}
+
+// ---- saturating expiries -------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(max_duration_means_never) {
+  asio::io_context io;
+  timer t(io);
+  BOOST_TEST(t.expires_after(timer::duration::max()) == 0u);
+  BOOST_TEST((t.expiry() == timer::time_point::max()));
+  sync_outcome o;
+  t.async_wait(o.handler());
+  io.run_for(30ms);  // must not fire
+  BOOST_TEST(o.calls() == 0);
+  BOOST_TEST(t.cancel() == 1u);
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+
+  timer at_max(io, timer::time_point::max());
+  BOOST_TEST((at_max.expiry() == timer::time_point::max()));
+  timer from_ctor(io, timer::duration::max());
+  BOOST_TEST((from_ctor.expiry() == timer::time_point::max()));
+}
+
+BOOST_AUTO_TEST_CASE(max_duration_on_pool_means_never) {
+  scheduled_thread_pool pool(2);
+  timer t(pool, timer::duration::max());
+  BOOST_TEST((t.expiry() == timer::time_point::max()));
+  sync_outcome o(&pool);
+  t.async_wait(o.handler());
+  BOOST_TEST(!o.wait(30ms));
+  BOOST_TEST(t.cancel() == 1u);
+  BOOST_REQUIRE(o.wait());
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(min_duration_means_now) {
+  asio::io_context io;
+  timer t(io);
+  t.expires_after(timer::duration::min());
+  BOOST_TEST((t.expiry() <= steady::now()));
+  sync_outcome o;
+  const auto start = steady::now();
+  t.async_wait(o.handler());
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST(!o.ec());
+  BOOST_TEST((o.at() - start < long_wait / 2));
+}
+
+// ---- many timers ------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(thousand_timers_complete_in_expiry_order) {
+  constexpr std::size_t n = 1000;
+  asio::io_context io;
+  std::mt19937 rng(20240611);
+  std::uniform_int_distribution<int> offset_us(0, 50'000);
+  const auto start = steady::now();
+  std::vector<std::unique_ptr<timer>> timers;
+  std::vector<steady::time_point> expiry(n), completed(n);
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  int failures = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& t = timers.emplace_back(std::make_unique<timer>(io));
+    expiry[i] = start + std::chrono::microseconds(offset_us(rng));
+    t->expires_at(expiry[i]);
+    t->async_wait([&, i](const error_code& ec) {
+      if (ec) ++failures;
+      completed[i] = steady::now();
+      order.push_back(i);
+    });
+  }
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(failures == 0);
+  BOOST_REQUIRE(order.size() == n);
+  int early = 0, out_of_order = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (completed[i] < expiry[i]) ++early;
+  for (std::size_t k = 1; k < n; ++k)
+    if (expiry[order[k]] < expiry[order[k - 1]]) ++out_of_order;
+  BOOST_TEST(early == 0);
+  BOOST_TEST(out_of_order == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
