@@ -24,11 +24,6 @@ using chronopool::task_cancelled;
 
 namespace {
 
-template <class F>
-void require_ready(const F& f) {
-  BOOST_REQUIRE(f.wait_for(wait_limit) == std::future_status::ready);
-}
-
 /// Counts its own destruction (moved-from copies do not count).
 class destroy_tracker {
  public:

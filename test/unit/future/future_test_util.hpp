@@ -4,10 +4,13 @@
 // the objects below, and the test thread checks afterwards.
 #pragma once
 
+#include <boost/test/unit_test.hpp>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -21,6 +24,12 @@ using steady = std::chrono::steady_clock;
 /// Bound of every wait in these tests: long enough for a loaded CI machine
 /// under a sanitizer, short enough that a broken pool fails instead of hanging.
 inline constexpr auto wait_limit = std::chrono::seconds(5);
+
+/// Fails the test (instead of hanging it) unless @p f is ready within wait_limit.
+template <class F>
+void require_ready(const F& f) {
+  BOOST_REQUIRE(f.wait_for(wait_limit) == std::future_status::ready);
+}
 
 /// Polls @p pred until it holds or @p limit passes; returns its last value.
 template <class Pred>

@@ -33,11 +33,6 @@ using chronopool::task_view;
 
 namespace {
 
-template <class F>
-void require_ready(const F& f) {
-  BOOST_REQUIRE(f.wait_for(wait_limit) == std::future_status::ready);
-}
-
 /// What a hook saw of a task.
 struct seen_view {
   task_id id;

@@ -32,11 +32,6 @@ struct custom_error : std::runtime_error {
   int code;
 };
 
-template <class F>
-void require_ready(const F& f) {
-  BOOST_REQUIRE(f.wait_for(wait_limit) == std::future_status::ready);
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(one_shot)
