@@ -149,10 +149,8 @@ void pool_core::submit_internal(const task_ptr& t) {
 }
 
 void pool_core::work_finished() noexcept {
-  if (outstanding_work_.fetch_sub(1) == 1) {
-    { std::lock_guard lock(mutex_); }
-    termination_cv_.notify_all();
-  }
+  // The last tracked work of a shut-down pool may be what held off termination.
+  if (outstanding_work_.fetch_sub(1) == 1 && state_.load() != run_state::running) try_terminate();
 }
 
 void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown) {
@@ -438,7 +436,10 @@ void pool_core::try_terminate() {
     std::lock_guard lock(mutex_);
     const run_state s = state_.load();
     if (s == run_state::running || s >= run_state::tidying) return;
-    if (s == run_state::shutdown && !queue_.empty()) return;
+    // After shutdown(), queued work and outstanding tracked work (a pending
+    // timer wait, a work guard: completions still to be delivered here) keep
+    // the pool alive, as they keep io_context::run() from returning.
+    if (s == run_state::shutdown && (!queue_.empty() || outstanding_work_.load() != 0)) return;
     if (live_.load() != 0 || exiting_ != 0) return;
     state_.store(run_state::tidying);
   }
@@ -475,10 +476,6 @@ void pool_core::join() {
   if (running_in_this_thread())
     throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
                             "chronopool: join called from one of the pool's own threads");
-  {
-    std::unique_lock lock(mutex_);
-    termination_cv_.wait(lock, [&] { return outstanding_work_.load() == 0; });
-  }
   shutdown();
   wait_for_termination_until(time_point::max());
   reap_threads(true);

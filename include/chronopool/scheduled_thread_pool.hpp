@@ -138,9 +138,9 @@ class scheduled_thread_pool : public boost::asio::execution_context {
         detail::deadline_after(clock::now(), detail::saturating_duration(timeout, "timeout")));
   }
 
-  /// The graceful path: waits until no tracked executor work is outstanding
-  /// (as asio::thread_pool::join() does), then shutdown() and waits until
-  /// terminated.
+  /// The graceful path: shutdown(), then wait until terminated (which, after
+  /// shutdown(), also waits for outstanding tracked executor work, as
+  /// asio::thread_pool::join() does).
   void join();
 
   // ---- queue control ------------------------------------------------------------

@@ -41,7 +41,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// Queues internal work (a timer wait) at the deadline it already has, with
   /// the same shutdown handling as executor work.
   void submit_internal(const task_ptr& t);
-  /// Outstanding executor work, which join() waits for.
+  /// Outstanding tracked executor work: after shutdown() it holds off
+  /// termination until released.
   void work_started() noexcept { outstanding_work_.fetch_add(1); }
   void work_finished() noexcept;
 
@@ -128,7 +129,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::size_t exiting_ = 0;           // threads past their loop, still in exit hooks; guarded by mutex_
 
   mutable std::mutex mutex_;  // guards workers_, largest_, next_index_, state transitions
-  std::condition_variable termination_cv_;  // also signals outstanding_work_ reaching zero
+  std::condition_variable termination_cv_;
   std::list<worker> workers_;
   std::size_t largest_ = 0;
   std::size_t next_index_ = 0;
