@@ -118,18 +118,22 @@ BOOST_AUTO_TEST_CASE(blocking_never_is_never_inline_and_blocking_always_waits) {
   });
   BOOST_TEST(ran.load());
 
-  // blocking.never from a pool thread: execute returns before the function ran.
+  pool.join();
+
+  // blocking.never from a pool thread: execute returns before the function
+  // ran. One thread, so no other worker can legitimately run it meanwhile.
+  chronopool::scheduled_thread_pool single(1);
   std::promise<bool> ran_inside_call;
-  asio::post(pool, [&] {
-    bool inline_run = false;
-    auto never = asio::require(pool.get_executor(), execution::blocking.never);
-    never.execute([&inline_run] { inline_run = true; });
-    ran_inside_call.set_value(inline_run);
+  asio::post(single, [&] {
+    auto inline_run = std::make_shared<std::atomic<bool>>(false);
+    auto never = asio::require(single.get_executor(), execution::blocking.never);
+    never.execute([inline_run] { inline_run->store(true); });
+    ran_inside_call.set_value(inline_run->load());
   });
   auto f = ran_inside_call.get_future();
   BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
   BOOST_TEST(!f.get());
-  pool.join();
+  single.join();
 }
 
 BOOST_AUTO_TEST_CASE(queries_report_the_properties) {
