@@ -1,0 +1,85 @@
+// The benchmark's data model: variants, figures, runs and cases.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bench {
+
+/// Who runs the timers (or the posted functions) in one run.
+enum class variant {
+  asio_io,    ///< boost::asio::steady_timer on an io_context run by T threads
+  cp_io,      ///< chronopool::steady_timer on the same set-up (native mode)
+  asio_pool,  ///< boost::asio::steady_timer on boost::asio::thread_pool(T)
+  cp_pool,    ///< chronopool on scheduled_thread_pool(T) (pool mode)
+  cp_io_pool, ///< chronopool::steady_timer on the io_context of asio_io, its
+              ///< waits kept by a one-thread scheduled_thread_pool (use_pool)
+};
+
+inline const char* name(variant v) {
+  switch (v) {
+    case variant::asio_io: return "asio-io";
+    case variant::cp_io: return "cp-io";
+    case variant::asio_pool: return "asio-pool";
+    case variant::cp_pool: return "cp-pool";
+    case variant::cp_io_pool: return "cp-io-pool";
+  }
+  return "?";
+}
+
+inline bool is_chronopool(variant v) {
+  return v == variant::cp_io || v == variant::cp_pool || v == variant::cp_io_pool;
+}
+
+/// The Asio set-up a chronopool variant is compared with: io_context with
+/// io_context, pool with thread_pool.
+inline variant peer_of(variant v) {
+  switch (v) {
+    case variant::cp_io:
+    case variant::cp_io_pool: return variant::asio_io;
+    case variant::cp_pool: return variant::asio_pool;
+    default: return v;
+  }
+}
+
+inline const std::vector<variant> all_variants{variant::asio_io, variant::cp_io, variant::asio_pool,
+                                               variant::cp_pool, variant::cp_io_pool};
+inline const std::vector<variant> pool_variants{variant::asio_pool, variant::cp_pool};
+
+/// One number measured by one run. Lower is better unless marked otherwise.
+struct figure {
+  std::string name;
+  double value;
+  bool higher_is_better = false;
+};
+
+/// What one run of one variant measured.
+struct run_result {
+  std::vector<figure> figures;  // in display order
+  /// Optional distribution for plotting: (quantile, value in µs) pairs.
+  std::vector<std::pair<double, double>> cdf;
+};
+
+/// A workload at one size: a group of rows in the table.
+struct bench_case {
+  std::string workload;  // CLI name, e.g. "fire"
+  std::string label;     // e.g. "N=1,000,000"
+  std::vector<variant> variants;
+  std::function<run_result(variant)> run;
+};
+
+struct options {
+  unsigned threads = 2;
+  int reps = 5;
+  bool quick = false;
+  bool big = false;  // adds the sizes that take minutes and GiBs (timeout at M = 10,000,000)
+  std::optional<std::string> json_path;
+  std::vector<std::string> only;  // empty: every workload
+  std::vector<variant> variants;  // empty: every variant (a profile wants one)
+  std::string command_line;
+};
+
+}  // namespace bench

@@ -1,0 +1,108 @@
+// fire: N one-shot timers armed from one thread, deadlines uniform over a
+// window starting at the moment each is armed; every handler records how late
+// it started. Measures the submit path, the firing path under a deep heap, and
+// the memory a pending timer costs.
+#include "../harness.hpp"
+#include "../rss.hpp"
+#include "../stats.hpp"
+#include "../workloads.hpp"
+
+#include <boost/system/error_code.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace bench {
+namespace {
+
+struct fire_state {
+  explicit fire_state(std::size_t n) : deadline(n), lateness_ns(n, -1), left(static_cast<std::int64_t>(n)) {}
+  std::vector<clock::time_point> deadline;  // written before the wait starts, read by its handler
+  std::vector<std::int64_t> lateness_ns;    // written by the handler only
+  countdown left;
+};
+
+template <class Timer, class Runner>
+run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns) {
+  const std::size_t n = offsets_ns.size();
+  fire_state s(n);  // outlives r.finish() below: handlers refer to it
+  rss::trim();
+  rss::reset_peak();
+  const std::int64_t rss_base = rss::current_bytes();
+
+  std::int64_t submit_ns = 0;
+  std::int64_t peak = 0;
+  clock::time_point t0;
+  {
+    std::vector<Timer> timers;
+    timers.reserve(n);
+    t0 = clock::now();
+    for (std::size_t i = 0; i < n; ++i) {
+      // What expires_after(offset) does, with the deadline kept for the handler.
+      const auto deadline = clock::now() + std::chrono::nanoseconds(offsets_ns[i]);
+      s.deadline[i] = deadline;
+      timers.emplace_back(r.context(), deadline);
+      timers.back().async_wait([&s, i](const boost::system::error_code& ec) {
+        const auto started = clock::now();
+        if (!ec) s.lateness_ns[i] = ns_between(s.deadline[i], started);
+        s.left.arrive();
+      });
+    }
+    submit_ns = ns_between(t0, clock::now());
+    s.left.wait();
+    peak = rss::peak_bytes();
+  }
+  r.finish();
+
+  // The last handler's start, relative to the first submission.
+  std::int64_t last_ns = 0;
+  for (std::size_t i = 0; i < n; ++i) last_ns = std::max(last_ns, ns_between(t0, s.deadline[i]) + s.lateness_ns[i]);
+
+  std::vector<std::int64_t> sorted = s.lateness_ns;
+  std::sort(sorted.begin(), sorted.end());
+  auto us = [&](double q) { return static_cast<double>(quantile_sorted(sorted, q)) / 1e3; };
+
+  run_result out;
+  out.figures = {
+      {"submit ns/op", static_cast<double>(submit_ns) / static_cast<double>(n)},
+      {"last fired ms", static_cast<double>(last_ns) / 1e6},
+      {"lateness p50 us", us(0.50)},
+      {"lateness p99 us", us(0.99)},
+      {"lateness p99.9 us", us(0.999)},
+      {"lateness max us", static_cast<double>(sorted.back()) / 1e3},
+      {"peak RSS delta MiB", rss::to_mib(peak - rss_base)},
+  };
+  for (const auto& [q, v] : cdf_points(sorted)) out.cdf.emplace_back(q, static_cast<double>(v) / 1e3);
+  return out;
+}
+
+bench_case make_case(const options& o, std::size_t n, std::chrono::milliseconds window) {
+  // The same offsets for every variant and repetition (fixed seed).
+  auto offsets = std::make_shared<std::vector<std::int64_t>>(n);
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::int64_t> dist(0, std::chrono::nanoseconds(window).count());
+  for (auto& x : *offsets) x = dist(rng);
+
+  const unsigned threads = o.threads;
+  return {"fire", "N=" + with_commas(n) + " window=" + std::to_string(window.count()) + "ms", all_variants,
+          [offsets, threads](variant v) {
+            return with_variant(v, threads,
+                                [&]<class Timer>(auto& r) { return fire_once<Timer>(r, *offsets); });
+          }};
+}
+
+}  // namespace
+
+std::vector<bench_case> fire_cases(const options& o) {
+  using namespace std::chrono_literals;
+  if (o.quick) return {make_case(o, 10'000, 100ms)};
+  return {make_case(o, 1'000'000, 1000ms), make_case(o, 100'000, 1000ms)};
+}
+
+}  // namespace bench
