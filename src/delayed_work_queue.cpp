@@ -21,47 +21,56 @@ std::vector<task_ptr> adopt_sorted(std::vector<task_base*> raw) {
 }  // namespace
 
 delayed_work_queue::~delayed_work_queue() {
-  for (task_base* t : heap_) {
-    t->heap_index = task_base::not_queued;
-    intrusive_release(t);
+  for (const entry& e : heap_) {
+    e.task->heap_index = task_base::not_queued;
+    intrusive_release(e.task);
   }
 }
 
 void delayed_work_queue::sift_up(std::size_t i) noexcept {
-  task_base* const t = heap_[i];
+  const entry e = heap_[i];
   while (i > 0) {
-    const std::size_t parent = (i - 1) / 2;
-    if (!runs_before(*t, *heap_[parent])) break;
+    const std::size_t parent = (i - 1) / arity;
+    if (!(e < heap_[parent])) break;
     place(i, heap_[parent]);
     i = parent;
   }
-  place(i, t);
+  place(i, e);
 }
 
 void delayed_work_queue::sift_down(std::size_t i) noexcept {
-  task_base* const t = heap_[i];
+  const entry e = heap_[i];
   const std::size_t n = heap_.size();
   for (;;) {
-    std::size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && runs_before(*heap_[child + 1], *heap_[child])) ++child;
-    if (!runs_before(*heap_[child], *t)) break;
-    place(i, heap_[child]);
-    i = child;
+    const std::size_t first = arity * i + 1;
+    if (first >= n) break;
+    const std::size_t last = std::min(first + arity, n);
+    std::size_t best = first;
+    for (std::size_t c = first + 1; c < last; ++c)
+      if (heap_[c] < heap_[best]) best = c;
+    if (!(heap_[best] < e)) break;
+    place(i, heap_[best]);
+    i = best;
   }
-  place(i, t);
+  place(i, e);
+}
+
+void delayed_work_queue::push_entry(task_base* t) {
+  heap_.push_back(entry::of(t));  // may throw (allocation): nothing changed yet
+  t->heap_index = heap_.size() - 1;
+  sift_up(t->heap_index);
 }
 
 task_base* delayed_work_queue::remove_at(std::size_t i) noexcept {
-  task_base* const t = heap_[i];
-  task_base* const last = heap_.back();
+  task_base* const t = heap_[i].task;
+  const entry last = heap_.back();
   heap_.pop_back();
   t->heap_index = task_base::not_queued;
   if (i < heap_.size()) {
-    // The moved-in last element may belong above or below slot i.
+    // The moved-in last entry may belong above or below slot i.
     place(i, last);
     sift_down(i);
-    if (heap_[i] == last) sift_up(i);
+    if (heap_[i].task == last.task) sift_up(i);
   }
   return t;
 }
@@ -74,11 +83,9 @@ delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, st
   std::lock_guard lock(mutex_);
   if (t->cancelled()) return offer_status::cancelled;
   if (heap_.size() >= max_size) return offer_status::full;
-  task_base* const raw = t.detach();
-  heap_.push_back(raw);
-  raw->heap_index = heap_.size() - 1;
-  sift_up(raw->heap_index);
-  if (heap_.front() == raw) {
+  push_entry(t.get());
+  task_base* const raw = t.detach();  // the heap owns the reference now
+  if (heap_.front().task == raw) {
     // A new head: the leader sleeps for a later deadline. Void its role and
     // wake one taker, which becomes leader for the new head.
     leader_ = nullptr;
@@ -89,7 +96,7 @@ delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, st
 
 task_ptr delayed_work_queue::poll() {
   std::lock_guard lock(mutex_);
-  if (heap_.empty() || heap_.front()->deadline() > clock::now()) return {};
+  if (heap_.empty() || head_time() > clock::now()) return {};
   return task_ptr(remove_at(0), task_ptr::adopt);
 }
 
@@ -127,7 +134,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       sleep_until(limit);
       continue;
     }
-    const time_point head = heap_.front()->deadline();
+    const time_point head = head_time();
     if (head <= now) {
       result = {task_ptr(remove_at(0), task_ptr::adopt), wait_status::task};
       // Draining takers return once the queue is empty; wake them to see it.
@@ -157,7 +164,7 @@ bool delayed_work_queue::remove(task_base& t) {
   {
     std::lock_guard lock(mutex_);
     const std::size_t i = t.heap_index;
-    if (i >= heap_.size() || heap_[i] != &t) return false;
+    if (i >= heap_.size() || heap_[i].task != &t) return false;
     removed = remove_at(i);
     // A removal that empties the queue changes what idle takers should do
     // (a draining one returns, a surplus pool thread may retire): wake them.
@@ -171,20 +178,22 @@ std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(con
   std::vector<task_base*> taken;
   {
     std::lock_guard lock(mutex_);
-    std::vector<task_base*> kept;
+    std::vector<entry> kept;
     kept.reserve(heap_.size());
-    for (task_base* t : heap_) {
-      if (pred(*t)) {
-        t->heap_index = task_base::not_queued;
-        taken.push_back(t);
+    for (const entry& e : heap_) {
+      if (pred(*e.task)) {
+        e.task->heap_index = task_base::not_queued;
+        taken.push_back(e.task);
       } else {
-        kept.push_back(t);
+        kept.push_back(e);
       }
     }
     if (taken.empty()) return {};
     heap_ = std::move(kept);
     for (std::size_t i = 0; i < heap_.size(); ++i) place(i, heap_[i]);
-    for (std::size_t i = heap_.size() / 2; i-- > 0;) sift_down(i);  // Floyd's heap construction
+    // Floyd's construction: sift down every parent, the last one first.
+    const std::size_t parents = heap_.size() < 2 ? 0 : (heap_.size() - 2) / arity + 1;
+    for (std::size_t i = parents; i-- > 0;) sift_down(i);
     // The head may have changed to a later deadline: the leader re-checks.
     leader_ = nullptr;
     available_.notify_all();
@@ -196,8 +205,12 @@ std::vector<task_ptr> delayed_work_queue::drain() {
   std::vector<task_base*> taken;
   {
     std::lock_guard lock(mutex_);
-    taken.swap(heap_);
-    for (task_base* t : taken) t->heap_index = task_base::not_queued;
+    taken.reserve(heap_.size());
+    for (const entry& e : heap_) {
+      e.task->heap_index = task_base::not_queued;
+      taken.push_back(e.task);
+    }
+    heap_.clear();
     available_.notify_all();
   }
   return adopt_sorted(std::move(taken));
@@ -219,7 +232,7 @@ std::size_t delayed_work_queue::size() const {
 std::optional<time_point> delayed_work_queue::head_deadline() const {
   std::lock_guard lock(mutex_);
   if (heap_.empty()) return std::nullopt;
-  return heap_.front()->deadline();
+  return head_time();
 }
 
 void delayed_work_queue::set_mode(mode m) {
@@ -242,8 +255,11 @@ void delayed_work_queue::interrupt_waiters() {
 bool delayed_work_queue::check_invariants() const {
   std::lock_guard lock(mutex_);
   for (std::size_t i = 0; i < heap_.size(); ++i) {
-    if (heap_[i]->heap_index != i) return false;
-    if (i > 0 && runs_before(*heap_[i], *heap_[(i - 1) / 2])) return false;
+    const entry& e = heap_[i];
+    if (e.task->heap_index != i) return false;
+    // The inline key must still be the task's key.
+    if (e.deadline != e.task->deadline().time_since_epoch().count() || e.sequence != e.task->sequence()) return false;
+    if (i > 0 && e < heap_[(i - 1) / arity]) return false;
   }
   return true;
 }
