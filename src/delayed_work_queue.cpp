@@ -25,6 +25,11 @@ delayed_work_queue::~delayed_work_queue() {
     e.task->heap_index = task_base::not_queued;
     intrusive_release(e.task);
   }
+  for (const entry& e : ready_) {
+    if (e.task == nullptr) continue;
+    e.task->heap_index = task_base::not_queued;
+    intrusive_release(e.task);
+  }
 }
 
 void delayed_work_queue::sift_up(std::size_t i) noexcept {
@@ -75,6 +80,47 @@ task_base* delayed_work_queue::remove_at(std::size_t i) noexcept {
   return t;
 }
 
+void delayed_work_queue::drop_empty_front() noexcept {
+  while (!ready_.empty() && ready_.front().task == nullptr) {
+    ready_.pop_front();
+    ++ready_popped_;
+  }
+}
+
+task_base* delayed_work_queue::pop_ready() noexcept {
+  task_base* const t = ready_.front().task;
+  ready_.pop_front();
+  ++ready_popped_;
+  --ready_count_;
+  t->heap_index = task_base::not_queued;
+  drop_empty_front();
+  return t;
+}
+
+task_base* delayed_work_queue::take_due(time_point now) noexcept {
+  // A ready-lane task is due by definition: its deadline is the clock reading
+  // of a submit that happened before this take.
+  if (ready_first()) return pop_ready();
+  if (!heap_.empty() && head_time() <= now) return remove_at(0);
+  // The heap's head comes first in order but is not due, so its deadline is
+  // after @p now and after every ready task's: ready work goes first.
+  if (!ready_.empty()) return pop_ready();
+  return nullptr;
+}
+
+bool delayed_work_queue::offer_now(task_ptr t) {
+  std::lock_guard lock(mutex_);
+  if (t->cancelled()) return false;
+  ready_.push_back(entry::of(t.get()));  // may throw (allocation): nothing changed yet
+  t->heap_index = ready_tag | (ready_popped_ + ready_.size() - 1);
+  ++ready_count_;
+  t.detach();  // the lane owns the reference now
+  // One taker per new task; a leader sleeping for a later heap head may be
+  // the one woken, and takes this instead (the role passes on as usual).
+  available_.notify_one();
+  return true;
+}
+
 bool delayed_work_queue::offer(task_ptr t) {
   return offer_within(std::move(t), heap_.max_size()) == offer_status::queued;
 }
@@ -82,7 +128,7 @@ bool delayed_work_queue::offer(task_ptr t) {
 delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, std::size_t max_size) {
   std::lock_guard lock(mutex_);
   if (t->cancelled()) return offer_status::cancelled;
-  if (heap_.size() >= max_size) return offer_status::full;
+  if (count() >= max_size) return offer_status::full;
   push_entry(t.get());
   task_base* const raw = t.detach();  // the heap owns the reference now
   if (heap_.front().task == raw) {
@@ -96,8 +142,7 @@ delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, st
 
 task_ptr delayed_work_queue::poll() {
   std::lock_guard lock(mutex_);
-  if (heap_.empty() || head_time() > clock::now()) return {};
-  return task_ptr(remove_at(0), task_ptr::adopt);
+  return task_ptr(take_due(clock::now()), task_ptr::adopt);
 }
 
 delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point limit) {
@@ -125,7 +170,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       break;
     }
     const time_point now = clock::now();
-    if (heap_.empty()) {
+    if (count() == 0) {
       if (mode_ == mode::draining) {
         result.status = wait_status::closed;
         break;
@@ -134,13 +179,13 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       sleep_until(limit);
       continue;
     }
-    const time_point head = head_time();
-    if (head <= now) {
-      result = {task_ptr(remove_at(0), task_ptr::adopt), wait_status::task};
+    if (task_base* t = take_due(now)) {
+      result = {task_ptr(t, task_ptr::adopt), wait_status::task};
       // Draining takers return once the queue is empty; wake them to see it.
-      if (heap_.empty() && mode_ == mode::draining) available_.notify_all();
+      if (count() == 0 && mode_ == mode::draining) available_.notify_all();
       break;
     }
+    const time_point head = head_time();  // not due; the ready lane is empty
     if (limit <= now) break;  // timeout
     if (leader_ != nullptr) {
       sleep_until(limit);  // follower: untimed unless the caller has a limit
@@ -164,11 +209,23 @@ bool delayed_work_queue::remove(task_base& t) {
   {
     std::lock_guard lock(mutex_);
     const std::size_t i = t.heap_index;
-    if (i >= heap_.size() || heap_[i].task != &t) return false;
-    removed = remove_at(i);
+    if (i != task_base::not_queued && (i & ready_tag) != 0) {
+      const std::size_t abs = i & ~ready_tag;
+      if (abs < ready_popped_ || abs - ready_popped_ >= ready_.size()) return false;
+      entry& slot = ready_[abs - ready_popped_];
+      if (slot.task != &t) return false;
+      removed = slot.task;
+      slot.task = nullptr;  // an empty slot, skipped when it reaches the front
+      --ready_count_;
+      removed->heap_index = task_base::not_queued;
+      drop_empty_front();
+    } else {
+      if (i >= heap_.size() || heap_[i].task != &t) return false;
+      removed = remove_at(i);
+    }
     // A removal that empties the queue changes what idle takers should do
     // (a draining one returns, a surplus pool thread may retire): wake them.
-    if (heap_.empty()) available_.notify_all();
+    if (count() == 0) available_.notify_all();
   }
   intrusive_release(removed);  // outside the lock: may run the callable's destructor
   return true;
@@ -188,6 +245,19 @@ std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(con
         kept.push_back(e);
       }
     }
+    std::deque<entry> kept_ready;
+    for (const entry& e : ready_) {
+      if (e.task == nullptr) continue;
+      if (pred(*e.task)) {
+        e.task->heap_index = task_base::not_queued;
+        taken.push_back(e.task);
+      } else {
+        e.task->heap_index = ready_tag | (ready_popped_ + kept_ready.size());
+        kept_ready.push_back(e);
+      }
+    }
+    ready_ = std::move(kept_ready);  // renumbered above, from ready_popped_
+    ready_count_ = ready_.size();
     if (taken.empty()) return {};
     heap_ = std::move(kept);
     for (std::size_t i = 0; i < heap_.size(); ++i) place(i, heap_[i]);
@@ -211,6 +281,14 @@ std::vector<task_ptr> delayed_work_queue::drain() {
       taken.push_back(e.task);
     }
     heap_.clear();
+    for (const entry& e : ready_) {
+      if (e.task == nullptr) continue;
+      e.task->heap_index = task_base::not_queued;
+      taken.push_back(e.task);
+    }
+    ready_popped_ += ready_.size();
+    ready_.clear();
+    ready_count_ = 0;
     available_.notify_all();
   }
   return adopt_sorted(std::move(taken));
@@ -218,19 +296,20 @@ std::vector<task_ptr> delayed_work_queue::drain() {
 
 task_ptr delayed_work_queue::pop_head() {
   std::lock_guard lock(mutex_);
-  if (heap_.empty()) return {};
-  task_ptr head(remove_at(0), task_ptr::adopt);
-  if (heap_.empty()) available_.notify_all();
+  if (count() == 0) return {};
+  task_ptr head(ready_first() ? pop_ready() : remove_at(0), task_ptr::adopt);
+  if (count() == 0) available_.notify_all();
   return head;
 }
 
 std::size_t delayed_work_queue::size() const {
   std::lock_guard lock(mutex_);
-  return heap_.size();
+  return count();
 }
 
 std::optional<time_point> delayed_work_queue::head_deadline() const {
   std::lock_guard lock(mutex_);
+  if (ready_first()) return time_point(duration(ready_.front().deadline));
   if (heap_.empty()) return std::nullopt;
   return head_time();
 }
@@ -261,6 +340,18 @@ bool delayed_work_queue::check_invariants() const {
     if (e.deadline != e.task->deadline().time_since_epoch().count() || e.sequence != e.task->sequence()) return false;
     if (i > 0 && e < heap_[(i - 1) / arity]) return false;
   }
+  std::size_t live = 0;
+  for (std::size_t k = 0; k < ready_.size(); ++k) {
+    const entry& e = ready_[k];
+    if (e.task == nullptr) {
+      if (k == 0) return false;  // the front is never an empty slot
+      continue;
+    }
+    ++live;
+    if (e.task->heap_index != (ready_tag | (ready_popped_ + k))) return false;
+    if (e.deadline != e.task->deadline().time_since_epoch().count() || e.sequence != e.task->sequence()) return false;
+  }
+  if (live != ready_count_) return false;
   return true;
 }
 

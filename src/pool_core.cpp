@@ -125,10 +125,10 @@ void pool_core::settle_after_offer(const task_ptr& t) {
 
 void pool_core::submit_from_executor(const task_ptr& t) {
   t->set_deadline(clock::now());
-  submit_internal(t);
+  submit_internal(t, true);
 }
 
-void pool_core::submit_internal(const task_ptr& t) {
+void pool_core::submit_internal(const task_ptr& t, bool due_now) {
   t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
   t->set_owner(this);
   // Executor work is how in-flight operations continue (a coroutine's next
@@ -145,7 +145,7 @@ void pool_core::submit_internal(const task_ptr& t) {
   }
   // Executor work and timer waits are not bounded by max_queued, as Asio's
   // queues are not; an offer refused because a cancel() won is settled.
-  if (queue_.offer(t)) settle_after_offer(t);
+  if (due_now ? queue_.offer_now(t) : queue_.offer(t)) settle_after_offer(t);
 }
 
 void pool_core::work_finished() noexcept {

@@ -9,6 +9,12 @@
 //   children per node halve the depth; the four sit in 96 contiguous bytes.
 //   Each task records its own slot (task_base::heap_index), so remove() is
 //   O(log n) and never scans.
+// * Work that is due the moment it is queued (an executor's post) skips the
+//   heap: offer_now() appends it to a FIFO "ready lane", O(1) both ways,
+//   where a heap would sift every push and every pop through a queue that
+//   grows whenever posters outrun the workers. Takers still honour the
+//   global (deadline, sequence) order: they take whichever of the two heads
+//   comes first.
 // * Takers wait leader/follower: at most one thread (the leader) sleeps with a
 //   timeout for the head's deadline; the others sleep untimed until the leader
 //   takes the head and passes the role on, or a new earlier head arrives.
@@ -25,6 +31,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -60,6 +67,10 @@ class delayed_work_queue {
   /// check under the queue's lock is what settles the race.
   bool offer(task_ptr t);
 
+  /// Appends @p t, whose deadline is the moment it was submitted (now), to
+  /// the ready lane. False when it was cancelled already (see offer()).
+  bool offer_now(task_ptr t);
+
   enum class offer_status : std::uint8_t { queued, cancelled, full };
   /// offer(), refused with `full` when @p max_size tasks are already queued.
   /// The check and the insertion happen under one lock, so the bound is exact.
@@ -81,7 +92,8 @@ class delayed_work_queue {
   /// The leader/follower wait itself, with the reason it returned.
   wait_result wait_for_task(time_point limit);
 
-  /// Takes @p t out of the heap if it is queued here. O(log n).
+  /// Takes @p t out of the queue if it is queued here. O(log n) in the heap,
+  /// O(1) in the ready lane (it leaves an empty slot there).
   bool remove(task_base& t);
 
   /// Removes every queued task for which @p pred is true; returns them in
@@ -128,6 +140,9 @@ class delayed_work_queue {
     }
   };
   static constexpr std::size_t arity = 4;
+  /// task_base::heap_index of a task in the ready lane: this bit plus its
+  /// position counted from the first task ever queued there.
+  static constexpr std::size_t ready_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 2);
 
   // Heap primitives; the caller holds mutex_.
   void place(std::size_t i, const entry& e) noexcept {
@@ -139,10 +154,24 @@ class delayed_work_queue {
   void sift_down(std::size_t i) noexcept;
   void push_entry(task_base* t);
   task_base* remove_at(std::size_t i) noexcept;
+  // Ready-lane primitives; the caller holds mutex_. The lane's front is never
+  // an empty slot.
+  task_base* pop_ready() noexcept;
+  void drop_empty_front() noexcept;
+  /// Whether the next task in (deadline, sequence) order is the ready lane's.
+  bool ready_first() const noexcept {
+    return !ready_.empty() && (heap_.empty() || ready_.front() < heap_.front());
+  }
+  /// The next task in order if it is due at @p now, removed; else null.
+  task_base* take_due(time_point now) noexcept;
+  std::size_t count() const noexcept { return heap_.size() + ready_count_; }
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
   std::vector<entry> heap_;
+  std::deque<entry> ready_;        // FIFO; a removed task leaves task == nullptr
+  std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
+  std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
   const void* leader_ = nullptr;  // identity of the leader's wait, or null
   std::uint64_t interrupt_epoch_ = 0;
   mode mode_ = mode::open;

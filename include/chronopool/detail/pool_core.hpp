@@ -35,12 +35,14 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// policy. @p where names the public call for error messages.
   void enqueue(const task_ptr& t, const char* where);
 
-  /// Queues executor work due now; from STOP on it is cancelled (destroyed
-  /// without being invoked), never handed to the rejection policy.
+  /// Queues executor work due now (in the queue's ready lane); from STOP on
+  /// it is cancelled (destroyed without being invoked), never handed to the
+  /// rejection policy.
   void submit_from_executor(const task_ptr& t);
   /// Queues internal work (a timer wait) at the deadline it already has, with
-  /// the same shutdown handling as executor work.
-  void submit_internal(const task_ptr& t);
+  /// the same shutdown handling as executor work; @p due_now puts it in the
+  /// ready lane (its deadline must then be the submit's clock reading).
+  void submit_internal(const task_ptr& t, bool due_now = false);
   /// Outstanding tracked executor work: after shutdown() it holds off
   /// termination until released.
   void work_started() noexcept { outstanding_work_.fetch_add(1); }
