@@ -125,13 +125,24 @@ bool delayed_work_queue::offer(task_ptr t) {
   return offer_within(std::move(t), heap_.max_size()) == offer_status::queued;
 }
 
+bool delayed_work_queue::offer(task_ptr t, bool& new_head) {
+  std::lock_guard lock(mutex_);
+  return offer_locked(t, heap_.max_size(), new_head) == offer_status::queued;
+}
+
 delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, std::size_t max_size) {
   std::lock_guard lock(mutex_);
+  bool new_head = false;
+  return offer_locked(t, max_size, new_head);
+}
+
+delayed_work_queue::offer_status delayed_work_queue::offer_locked(task_ptr& t, std::size_t max_size, bool& new_head) {
   if (t->cancelled()) return offer_status::cancelled;
   if (count() >= max_size) return offer_status::full;
   push_entry(t.get());
   task_base* const raw = t.detach();  // the heap owns the reference now
-  if (heap_.front().task == raw) {
+  new_head = heap_.front().task == raw;
+  if (new_head) {
     // A new head: the leader sleeps for a later deadline. Void its role and
     // wake one taker, which becomes leader for the new head.
     leader_ = nullptr;

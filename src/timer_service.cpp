@@ -16,6 +16,38 @@ namespace chronopool {
 boost::asio::execution_context::id timer_service::id;
 
 namespace detail {
+
+void pending_waits::push(task_ptr op) {
+  std::erase_if(rest_, [](const task_ptr& p) { return p->done(); });
+  if (first_ && first_->done()) {
+    first_.reset();
+    if (!rest_.empty()) {
+      first_ = std::move(rest_.front());
+      rest_.erase(rest_.begin());
+    }
+  }
+  if (!first_) {
+    first_ = std::move(op);
+  } else {
+    rest_.push_back(std::move(op));
+  }
+}
+
+task_ptr pending_waits::take_oldest() {
+  task_ptr oldest = std::move(first_);
+  if (!rest_.empty()) {
+    first_ = std::move(rest_.front());
+    rest_.erase(rest_.begin());
+  }
+  return oldest;
+}
+
+void pending_waits::take_all(task_ptr& first, std::vector<task_ptr>& rest) noexcept {
+  first = std::move(first_);
+  first_.reset();
+  rest.swap(rest_);  // the caller's (empty) vector comes back; no allocation
+}
+
 /// The one native wake-up of a context that is not a pool.
 struct native_wakeup {
   explicit native_wakeup(const boost::asio::any_io_executor& ex) : timer(ex) {}
@@ -72,14 +104,16 @@ void timer_service::move_assign(implementation_type& impl, timer_service&, imple
 }
 
 std::size_t timer_service::cancel(implementation_type& impl) {
-  std::vector<detail::task_ptr> ops;
+  detail::task_ptr one;
+  std::vector<detail::task_ptr> many;
   {
     std::lock_guard lock(impl.state->mutex);
-    ops.swap(impl.state->pending);
+    impl.state->pending.take_all(one, many);
   }
   // Outside the timer's lock: cancelling posts handlers and touches queues.
   std::size_t n = 0;
-  for (auto& op : ops)
+  if (one && one->cancel(false)) ++n;
+  for (auto& op : many)
     if (op->cancel(false)) ++n;
   return n;
 }
@@ -89,10 +123,8 @@ std::size_t timer_service::cancel_one(implementation_type& impl) {
     detail::task_ptr op;
     {
       std::lock_guard lock(impl.state->mutex);
-      auto& pending = impl.state->pending;
-      if (pending.empty()) return 0;
-      op = std::move(pending.front());
-      pending.erase(pending.begin());
+      op = impl.state->pending.take_oldest();
+      if (!op) return 0;
     }
     if (op->cancel(false)) return 1;  // else it had completed already: try the next oldest
   }
@@ -126,25 +158,17 @@ void timer_service::learn_executor(const boost::asio::any_io_executor& ex) {
 }
 
 void timer_service::start_wait(implementation_type& impl, const detail::task_ptr& op) {
-  auto& w = static_cast<detail::wait_op_base&>(*op);
-  register_op(w);
+  detail::pool_core* const pool = register_op(static_cast<detail::wait_op_base&>(*op));
   {
     std::lock_guard lock(impl.state->mutex);
     op->set_deadline(impl.state->expiry);
-    auto& pending = impl.state->pending;
-    std::erase_if(pending, [](const detail::task_ptr& p) { return p->done(); });
-    pending.push_back(op);
+    impl.state->pending.push(op);
   }
-  schedule_op(op);
+  schedule_op(op, pool);
 }
 
-void timer_service::schedule_op(const detail::task_ptr& op) {
-  std::shared_ptr<detail::pool_core> pool;
-  {
-    std::lock_guard lock(mutex_);
-    pool = pool_;
-  }
-  if (pool) {
+void timer_service::schedule_op(const detail::task_ptr& op, detail::pool_core* pool) {
+  if (pool != nullptr) {
     pool->submit_internal(op);
   } else {
     schedule_native(op);
@@ -153,7 +177,7 @@ void timer_service::schedule_op(const detail::task_ptr& op) {
 
 // ---- the registry of live waits ----------------------------------------------
 
-void timer_service::register_op(detail::wait_op_base& op) {
+detail::pool_core* timer_service::register_op(detail::wait_op_base& op) {
   std::lock_guard lock(mutex_);
   any_timer_ = true;  // a standalone wait counts as a timer for use_pool()
   op.registry = this;
@@ -163,6 +187,9 @@ void timer_service::register_op(detail::wait_op_base& op) {
   if (live_head_) live_head_->prev = &op;
   live_head_ = &op;
   ++live_count_;
+  // Read here, under the lock we hold anyway: pool_ is fixed from the first
+  // timer on (use_pool() refuses later), and it lives as long as the service.
+  return pool_.get();
 }
 
 void timer_service::unregister_op_locked(detail::wait_op_base& op) noexcept {
@@ -179,13 +206,20 @@ bool timer_service::begin_delivery(detail::wait_op_base& op) noexcept {
   std::lock_guard lock(mutex_);
   unregister_op_locked(op);
   if (shutting_down_) return false;
-  ++in_flight_;
+  in_flight_.fetch_add(1);
   return true;
 }
 
 void timer_service::end_delivery(detail::wait_op_base&) noexcept {
+  // Lock-free while the service runs. Once shutdown() has set closing_bit
+  // it may be waiting for the count to reach zero, and may destroy the
+  // service right after: the last decrement must then happen under the
+  // mutex, so that shutdown() cannot see zero before we let go of it.
+  std::size_t v = in_flight_.load();
+  while ((v & closing_bit) == 0)
+    if (in_flight_.compare_exchange_weak(v, v - 1)) return;
   std::lock_guard lock(mutex_);
-  if (--in_flight_ == 0 && shutting_down_) deliveries_done_.notify_all();
+  if (((in_flight_.fetch_sub(1) - 1) & ~closing_bit) == 0) deliveries_done_.notify_all();
 }
 
 void timer_service::shutdown() {
@@ -194,9 +228,10 @@ void timer_service::shutdown() {
   {
     std::unique_lock lock(mutex_);
     shutting_down_ = true;
+    in_flight_.fetch_or(closing_bit);
     // A pool thread may be handing a completion to this context right now;
     // let it finish before the context's queues go away.
-    deliveries_done_.wait(lock, [&] { return in_flight_ == 0; });
+    deliveries_done_.wait(lock, [&] { return (in_flight_.load() & ~closing_bit) == 0; });
     for (auto* op = live_head_; op != nullptr; op = op->next) live.emplace_back(op);
     while (live_head_) unregister_op_locked(*live_head_);
     native = std::move(native_);
@@ -215,11 +250,12 @@ void timer_service::schedule_native(const detail::task_ptr& op) {
   op->set_owner(this);
   std::lock_guard lock(mutex_);
   op->set_sequence(sequence_++);
-  if (shutting_down_ || !queue_.offer(op)) return;  // cancelled meanwhile: already completed
-  const auto head = queue_.head_deadline();
+  bool new_head = false;
+  if (shutting_down_ || !queue_.offer(op, new_head)) return;  // cancelled meanwhile: already completed
   // Re-arm only when the head moved earlier: a later wait never touches the
   // native timer, so most waits cost no reactor work at all.
-  if (head && !detail::is_never(*head) && (!armed_ || *head < armed_at_)) arm_locked(*head);
+  const detail::time_point head = op->deadline();
+  if (new_head && !detail::is_never(head) && (!armed_ || head < armed_at_)) arm_locked(head);
 }
 
 void timer_service::arm_locked(detail::time_point t) {

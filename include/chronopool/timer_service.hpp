@@ -10,6 +10,7 @@
 #include <boost/asio/execution_context.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -26,13 +27,32 @@ namespace detail {
 class pool_core;
 class native_wakeup;
 
+/// The waits started on one timer and not yet known to be done, oldest
+/// first. The first lives inline: a timer almost always has one wait at a
+/// time, and re-arming it then allocates nothing here.
+class pending_waits {
+ public:
+  bool empty() const noexcept { return !first_; }
+  /// Appends @p op after dropping waits that have completed meanwhile.
+  void push(task_ptr op);
+  /// Removes and returns the oldest; null when empty.
+  task_ptr take_oldest();
+  /// Moves every wait into @p out (oldest first); @p out is cleared first.
+  /// The overflow vector keeps its buffer when @p out had none to swap in.
+  void take_all(task_ptr& first, std::vector<task_ptr>& rest) noexcept;
+
+ private:
+  task_ptr first_;
+  std::vector<task_ptr> rest_;
+};
+
 /// One timer object's state. Behind a pointer so that moving a timer is a
 /// pointer swap, and guarded by its own mutex so cancel() and expires_*()
 /// may be called from any thread while a wait is pending.
 struct timer_state {
   std::mutex mutex;
   time_point expiry{};
-  std::vector<task_ptr> pending;  // waits started on this timer and not yet known done
+  pending_waits pending;
 };
 }  // namespace detail
 
@@ -105,9 +125,9 @@ class timer_service : public boost::asio::execution_context::service, private de
     using op_type = detail::wait_op<std::decay_t<Handler>, IoExecutor>;
     static_cast<op_type&>(*op).connect_cancellation(op);
     if (!native_executor_known_) learn_executor(boost::asio::any_io_executor(io_ex));
-    register_op(static_cast<detail::wait_op_base&>(*op));
+    detail::pool_core* const pool = register_op(static_cast<detail::wait_op_base&>(*op));
     op->set_deadline(deadline);
-    schedule_op(op);
+    schedule_op(op, pool);
     return op;
   }
 
@@ -116,9 +136,12 @@ class timer_service : public boost::asio::execution_context::service, private de
 
   void learn_executor(const boost::asio::any_io_executor& ex);
   void start_wait(implementation_type& impl, const detail::task_ptr& op);
-  /// Hands a registered wait with its deadline set to whoever drives timers.
-  void schedule_op(const detail::task_ptr& op);
-  void register_op(detail::wait_op_base& op);
+  /// Hands a registered wait with its deadline set to whoever drives timers:
+  /// @p pool (what register_op() returned) or, when null, this service.
+  void schedule_op(const detail::task_ptr& op, detail::pool_core* pool);
+  /// Adds @p op to the live waits; returns the pool that drives this
+  /// context's timers, or null when they are driven natively.
+  detail::pool_core* register_op(detail::wait_op_base& op);
   void unregister_op_locked(detail::wait_op_base& op) noexcept;
 
   // Native driving (contexts that are not pools).
@@ -143,7 +166,10 @@ class timer_service : public boost::asio::execution_context::service, private de
   std::condition_variable deliveries_done_;
   bool any_timer_ = false;
   bool shutting_down_ = false;
-  std::size_t in_flight_ = 0;
+  // Deliveries begun and not ended, plus closing_bit once shutdown() waits
+  // for them. Atomic so that ending a delivery takes no lock in the usual case.
+  static constexpr std::size_t closing_bit = std::size_t{1} << (sizeof(std::size_t) * 8 - 1);
+  std::atomic<std::size_t> in_flight_{0};
   detail::wait_op_base* live_head_ = nullptr;  // intrusive list of registered waits
   std::size_t live_count_ = 0;
 

@@ -66,6 +66,9 @@ class delayed_work_queue {
   /// (returns false): re-arming a periodic task races with cancel(), and this
   /// check under the queue's lock is what settles the race.
   bool offer(task_ptr t);
+  /// offer() that also tells whether @p t became the head (a timer service
+  /// re-arms its wake-up only then), without a second lock for head_deadline().
+  bool offer(task_ptr t, bool& new_head);
 
   /// Appends @p t, whose deadline is the moment it was submitted (now), to
   /// the ready lane. False when it was cancelled already (see offer()).
@@ -153,6 +156,7 @@ class delayed_work_queue {
   void sift_up(std::size_t i) noexcept;
   void sift_down(std::size_t i) noexcept;
   void push_entry(task_base* t);
+  offer_status offer_locked(task_ptr& t, std::size_t max_size, bool& new_head);
   task_base* remove_at(std::size_t i) noexcept;
   // Ready-lane primitives; the caller holds mutex_. The lane's front is never
   // an empty slot.

@@ -243,6 +243,41 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(cancel_one_cancels_only_the_oldest, Timer, timer_t
   BOOST_TEST((b.at >= t.expiry()));
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(completed_waits_are_not_counted_by_later_cancels, Timer, timer_types) {
+  // A wait that completed stays out of later counts, whether it was the
+  // oldest (cancel_one then takes the next) or followed by new waits.
+  asio::io_context io;
+  Timer t(io, std::chrono::steady_clock::now());  // already expired
+  outcome done_wait;
+  t.async_wait(done_wait.handler());
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(done_wait.calls == 1);
+  BOOST_TEST(!done_wait.ec);
+  io.restart();
+
+  // Still expired, but not run yet: the new wait is pending, the old one
+  // is not (and must not be "cancelled" instead of it).
+  outcome again;
+  t.async_wait(again.handler());
+  BOOST_TEST(t.cancel_one() == 1u);
+  BOOST_TEST(t.cancel_one() == 0u);
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(again.calls == 1);
+  BOOST_TEST((again.ec == asio::error::operation_aborted));
+  io.restart();
+
+  t.expires_at(std::chrono::steady_clock::now() + far_away);
+  outcome a, b;
+  t.async_wait(a.handler());
+  t.async_wait(b.handler());
+  BOOST_TEST(t.cancel_one() == 1u);  // a, the oldest pending
+  BOOST_TEST(t.cancel() == 1u);      // b only
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST((a.ec == asio::error::operation_aborted));
+  BOOST_TEST((b.ec == asio::error::operation_aborted));
+  BOOST_TEST(done_wait.calls == 1);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(expires_after_and_at_return_count_cancelled, Timer, timer_types) {
   asio::io_context io;
   Timer t(io);
