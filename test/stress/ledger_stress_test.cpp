@@ -1,12 +1,23 @@
-// Randomized concurrent stress with a ledger: producers submit, schedule,
-// cancel, remove and resize while one of them shuts the pool down (shutdown()
-// and shutdown_now() alternate between iterations). At the end every task
-// must have ended exactly once: run by the pool, cancelled, rejected, or
-// returned by shutdown_now() and then run or dropped by the test. Periodic
-// runs must never overlap.
+// Randomized concurrent stress with a ledger: producers submit one-shot,
+// fixed-rate and fixed-delay work with random delays (0, negative, short,
+// hours::max() and duration::max()), cancel (with and without may_interrupt),
+// remove, purge and resize, while one of them shuts the pool down (shutdown()
+// and shutdown_now() alternate between iterations; some shutdown() iterations
+// escalate to shutdown_now() from another producer) and, at the same time,
+// timers on an io_context are armed, re-armed and cancelled from other threads
+// (timer_churn.hpp). At the end every task must have ended exactly once: run
+// by the pool, cancelled, rejected, or returned by shutdown_now() and then run
+// or dropped by the test. Periodic runs must never overlap nor outrun their
+// schedule, and every timer handler must have run exactly once.
 //
-// CHRONOPOOL_STRESS_SCALE (float, default 1.0; 0.25 under sanitizers) scales
-// the task counts; CHRONOPOOL_STRESS_SEED changes the base seed.
+// Counts scale with CHRONOPOOL_STRESS_SCALE (see stress_config.hpp): at scale 1
+// a million one-shot tasks go through the ledger, a quarter of that under the
+// sanitizers. The totals are printed with --log_level=message (ctest sets it).
+#include "periodic_ledger.hpp"
+#include "stress_config.hpp"
+#include "timer_churn.hpp"
+#include "violation_log.hpp"
+
 #include <chronopool/errors.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -38,35 +49,10 @@ using chronopool::task_id;
 
 namespace {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr double default_scale = 0.25;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr double default_scale = 0.25;
-#else
-constexpr double default_scale = 1.0;
-#endif
-#else
-constexpr double default_scale = 1.0;
-#endif
-
-double stress_scale() {
-  if (const char* s = std::getenv("CHRONOPOOL_STRESS_SCALE")) {
-    char* end = nullptr;
-    const double v = std::strtod(s, &end);
-    if (end != s && v > 0.0) return v;
-  }
-  return default_scale;
-}
-
-std::uint64_t base_seed() {
-  if (const char* s = std::getenv("CHRONOPOOL_STRESS_SEED")) return std::strtoull(s, nullptr, 10);
-  return 20240611;
-}
-
 constexpr int producers = 4;
 constexpr int iterations = 8;
-constexpr std::size_t default_total_one_shots = 400'000;  // over all iterations, at scale 1
+constexpr std::size_t default_total_one_shots = 1'000'000;  // over all iterations, at scale 1
+constexpr std::size_t default_total_timer_waits = 160'000;   // started by the arming threads, at scale 1
 constexpr std::size_t max_periodic_per_producer = 6;
 constexpr int pause_per_mille = 60;  // chance of a pause before each operation
 
@@ -81,13 +67,8 @@ struct one_shot_record {
   bool removed = false;     // remove() returned true: it was queued, so it never ran
 };
 
-struct periodic_record {
-  std::atomic<int> runs{0};
-  std::atomic<int> in_flight{0};
-  std::atomic<int> max_in_flight{0};
-  scheduled_future<void> future;
-  bool rejected = false;
-};
+using stress::periodic_record;
+using stress::violation_log;
 
 struct outcome_counts {
   std::uint64_t ran = 0;                      // run by the pool
@@ -98,8 +79,11 @@ struct outcome_counts {
   std::uint64_t pending_dropped = 0;          // returned by shutdown_now(), dropped by the test
   std::uint64_t periodic = 0;
   std::uint64_t periodic_runs = 0;
+  stress::timer_counts timers;
   std::uint64_t violations = 0;
 
+  /// Everything that went through a ledger: one-shot and periodic tasks, timer waits.
+  std::uint64_t through_ledger() const { return total() + periodic + timers.waits; }
   std::uint64_t total() const { return ran + cancelled + cancelled_while_running + rejected + pending_ran + pending_dropped; }
   void add(const outcome_counts& o) {
     ran += o.ran;
@@ -110,6 +94,7 @@ struct outcome_counts {
     pending_dropped += o.pending_dropped;
     periodic += o.periodic;
     periodic_runs += o.periodic_runs;
+    timers.add(o.timers);
     violations += o.violations;
   }
   std::string str() const {
@@ -117,26 +102,10 @@ struct outcome_counts {
     os << "one-shots=" << total() << " ran=" << ran << " cancelled=" << cancelled
        << " cancelled_while_running=" << cancelled_while_running << " rejected=" << rejected
        << " shutdown_now_ran=" << pending_ran << " shutdown_now_dropped=" << pending_dropped
-       << " | periodic=" << periodic << " periodic_runs=" << periodic_runs << " | violations=" << violations;
+       << " | periodic=" << periodic << " periodic_runs=" << periodic_runs << " | " << timers.str()
+       << " | violations=" << violations;
     return os.str();
   }
-};
-
-/// Collects the first few violations for the log, counts all of them.
-class violation_log {
- public:
-  void add(const std::string& what) {
-    std::lock_guard lock(mutex_);
-    ++count_;
-    if (first_.size() < 10) first_.push_back(what);
-  }
-  std::uint64_t count() const { return count_; }
-  const std::vector<std::string>& first() const { return first_; }
-
- private:
-  std::mutex mutex_;
-  std::uint64_t count_ = 0;
-  std::vector<std::string> first_;
 };
 
 struct iteration_config {
@@ -145,6 +114,8 @@ struct iteration_config {
   std::size_t one_shots_per_producer = 0;
   bool continue_periodic = false;
   bool execute_delayed = true;
+  bool escalate = false;  // a shutdown() iteration where another producer later calls shutdown_now()
+  std::size_t timer_waits_per_armer = 0;
 };
 
 outcome_counts run_iteration(const iteration_config& cfg) {
@@ -169,6 +140,10 @@ outcome_counts run_iteration(const iteration_config& cfg) {
   const int shutdown_producer = std::uniform_int_distribution<int>(0, producers - 1)(setup_rng);
   const std::size_t shutdown_at =
       std::uniform_int_distribution<std::size_t>(per_producer / 2, per_producer - 1)(setup_rng);
+  const int escalate_producer = (shutdown_producer + 1) % producers;
+  const std::size_t escalate_at =
+      cfg.escalate ? std::uniform_int_distribution<std::size_t>(per_producer / 2, per_producer - 1)(setup_rng)
+                   : per_producer;  // never reached
 
   BOOST_TEST_MESSAGE("seed=" << cfg.seed << " " << (cfg.use_shutdown_now ? "shutdown_now" : "shutdown")
                              << " core=" << o.core_pool_size
@@ -177,14 +152,20 @@ outcome_counts run_iteration(const iteration_config& cfg) {
                              << " remove_on_cancel=" << o.remove_on_cancel
                              << " allow_core_timeout=" << o.allow_core_thread_timeout
                              << " keep_alive=" << o.keep_alive.count() / 1'000'000 << "ms shutdown_by=" << shutdown_producer
-                             << "@" << shutdown_at << " tasks=" << one_shots.size());
+                             << "@" << shutdown_at);
+  if (cfg.escalate) BOOST_TEST_MESSAGE("  escalates: shutdown_now() by " << escalate_producer << "@" << escalate_at);
+  BOOST_TEST_MESSAGE("  tasks=" << one_shots.size() << " timer waits per armer=" << cfg.timer_waits_per_armer);
 
   violation_log violations;
+  std::mutex pending_mutex;  // shutdown_now() may be called by two producers
   std::vector<pending_task> pending;
+  std::atomic<bool> stopped_by_producer{false};  // some producer called shutdown_now()
   std::string stats_at_shutdown;  // written by the shutting-down producer, read after the join
   std::atomic<std::size_t> never_accepted{0};  // accepted tasks scheduled with hours::max()
   outcome_counts counts;
 
+  stress::timer_churn timers(cfg.seed, cfg.timer_waits_per_armer);
+  timers.start();
   {
     scheduled_thread_pool pool(o);
     {
@@ -197,16 +178,27 @@ outcome_counts run_iteration(const iteration_config& cfg) {
           periodic_record* const my_periodics = periodics.data() + static_cast<std::size_t>(p) * max_periodic_per_producer;
           std::size_t periodic_made = 0;
           bool shut_down = false;
+          bool escalated = false;
+          auto stop_now = [&] {
+            std::vector<pending_task> returned = pool.shutdown_now();
+            stopped_by_producer.store(true);
+            std::lock_guard lock(pending_mutex);  // read by the main thread after the join
+            for (auto& t : returned) pending.push_back(std::move(t));
+          };
           std::size_t made = 0;
           while (made < per_producer) {
             if (p == shutdown_producer && made == shutdown_at && !shut_down) {
               shut_down = true;
               stats_at_shutdown = chronopool::to_string(pool.stats());
               if (cfg.use_shutdown_now) {
-                pending = pool.shutdown_now();  // read by the main thread after the join
+                stop_now();
               } else {
                 pool.shutdown();
               }
+            }
+            if (p == escalate_producer && made == escalate_at && !escalated) {
+              escalated = true;
+              stop_now();
             }
             // Bursty pacing: the pool alternately falls behind and catches
             // up, so threads idle, retire and restart.
@@ -215,19 +207,33 @@ outcome_counts run_iteration(const iteration_config& cfg) {
             const int r = percent(rng);
             if (r < 6 && periodic_made < max_periodic_per_producer) {
               periodic_record& rec = my_periodics[periodic_made++];
-              const auto initial = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 5000)(rng));
-              const auto period = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 5)(rng));
-              auto body = [&rec] {
-                const int now = rec.in_flight.fetch_add(1) + 1;
-                int seen = rec.max_in_flight.load();
-                while (now > seen && !rec.max_in_flight.compare_exchange_weak(seen, now)) {
-                }
-                rec.runs.fetch_add(1);
-                rec.in_flight.fetch_sub(1);
+              rec.fixed_rate = (r % 2 == 0);
+              rec.period = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 5)(rng));
+              chronopool::periodic_options po;
+              rec.policy = po.missed_ticks = static_cast<chronopool::missed_tick_policy>(std::uniform_int_distribution<int>(0, 2)(rng));
+              if (percent(rng) < 300) po.jitter = 0.5;
+              auto body = [&rec] { rec.run(); };
+              // @p at_least: the initial delay as the ledger counts it (clamped
+              // to [0, max]; converting hours::max() itself would overflow).
+              auto submit = [&](auto initial, periodic_record::clock::duration at_least) {
+                rec.initial_delay = at_least;
+                rec.submitted = periodic_record::clock::now();
+                rec.future = rec.fixed_rate ? pool.schedule_at_fixed_rate(initial, rec.period, body, po)
+                                            : pool.schedule_with_fixed_delay(initial, rec.period, body, po);
               };
               try {
-                rec.future = (r % 2 == 0) ? pool.schedule_at_fixed_rate(initial, period, body)
-                                          : pool.schedule_with_fixed_delay(initial, period, body);
+                switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+                  case 0: submit(-std::chrono::milliseconds(1), 0ms); break;
+                  case 1: submit(std::chrono::microseconds(0), 0ms); break;
+                  case 2:  // too large to represent: never runs, never overflows
+                    rec.never = true;
+                    submit(std::chrono::hours::max(), periodic_record::clock::duration::max());
+                    break;
+                  default: {
+                    const std::chrono::microseconds d(std::uniform_int_distribution<int>(0, 5000)(rng));
+                    submit(d, d);
+                  }
+                }
               } catch (const rejected_execution&) {
                 rec.rejected = true;
               }
@@ -292,9 +298,14 @@ outcome_counts run_iteration(const iteration_config& cfg) {
               } else if (kind < 19) {
                 const auto d = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 20'000)(rng));
                 rec.future = with_token ? pool.schedule(d, stoppable) : pool.schedule(d, plain);
-              } else {
+              } else if (r % 2 == 0) {
                 rec.future = with_token ? pool.schedule(std::chrono::hours::max(), stoppable)
                                         : pool.schedule(std::chrono::hours::max(), plain);
+                never_accepted.fetch_add(1);
+              } else {
+                using steady_duration = std::chrono::steady_clock::duration;
+                rec.future = with_token ? pool.schedule(steady_duration::max(), stoppable)
+                                        : pool.schedule(steady_duration::max(), plain);
                 never_accepted.fetch_add(1);
               }
             } catch (const rejected_execution&) {
@@ -317,7 +328,7 @@ outcome_counts run_iteration(const iteration_config& cfg) {
 
     // Let the pool drain. After shutdown() without periodic continuation and
     // without a "never" task left queued, it must terminate on its own.
-    const bool must_drain_alone = !cfg.use_shutdown_now && !o.continue_existing_periodic_tasks_after_shutdown &&
+    const bool must_drain_alone = !stopped_by_producer.load() && !o.continue_existing_periodic_tasks_after_shutdown &&
                                   (!o.execute_existing_delayed_tasks_after_shutdown || never_accepted.load() == 0);
     if (must_drain_alone) {
       if (!pool.wait_for_termination(30s)) violations.add("pool did not terminate after shutdown()");
@@ -325,7 +336,7 @@ outcome_counts run_iteration(const iteration_config& cfg) {
       pool.wait_for_termination(30ms);
     }
     std::vector<pending_task> rest = pool.shutdown_now();
-    if (cfg.use_shutdown_now && !rest.empty())
+    if (stopped_by_producer.load() && !rest.empty())
       violations.add("a second shutdown_now() returned " + std::to_string(rest.size()) + " tasks");
     for (auto& t : rest) pending.push_back(std::move(t));
     BOOST_REQUIRE_MESSAGE(pool.wait_for_termination(30s), "the pool did not terminate after shutdown_now()");
@@ -335,6 +346,8 @@ outcome_counts run_iteration(const iteration_config& cfg) {
     BOOST_TEST(pool.queued_count() == 0u);
     BOOST_TEST(pool.active_count() == 0u);
   }  // pool destroyed; its pending tasks are ours alone now
+  for (periodic_record& rec : periodics) rec.runs_by_pool = rec.runs.load();
+  counts.timers = timers.stop(violations);
 
   // Map every pending task to its record.
   std::unordered_map<task_id, one_shot_record*> by_id;
@@ -455,12 +468,8 @@ outcome_counts run_iteration(const iteration_config& cfg) {
     if (!rec.future.valid() && !rec.rejected) continue;  // never made
     ++counts.periodic;
     counts.periodic_runs += static_cast<std::uint64_t>(rec.runs.load());
-    if (rec.max_in_flight.load() > 1) violations.add("periodic runs overlapped");
-    if (rec.rejected) {
-      if (rec.runs.load() != 0) violations.add("a rejected periodic task ran");
-      continue;
-    }
-    if (!rec.future.done()) violations.add("a periodic future is not done at the end");
+    if (const std::string v = rec.check(); !v.empty()) violations.add(v);
+    if (!rec.rejected && !rec.future.done()) violations.add("a periodic future is not done at the end");
   }
 
   counts.violations = violations.count();
@@ -475,22 +484,27 @@ outcome_counts run_iteration(const iteration_config& cfg) {
 BOOST_AUTO_TEST_SUITE(stress)
 
 BOOST_AUTO_TEST_CASE(ledger_every_task_ends_exactly_once) {
-  const double scale = stress_scale();
+  const double scale = stress::scale();
   const auto total = static_cast<std::size_t>(static_cast<double>(default_total_one_shots) * scale);
   const std::size_t per_producer = std::max<std::size_t>(50, total / (producers * iterations));
-  BOOST_TEST_MESSAGE("scale " << scale << ": " << per_producer * producers * iterations << " one-shot tasks in "
-                              << iterations << " iterations");
+  const auto timer_total = static_cast<std::size_t>(static_cast<double>(default_total_timer_waits) * scale);
+  const std::size_t waits_per_armer = std::max<std::size_t>(50, timer_total / (2 * iterations));
+  BOOST_TEST_MESSAGE(stress::build_name() << " build, scale " << scale << ": " << per_producer * producers * iterations
+                                          << " one-shot tasks from " << producers << " producers in " << iterations
+                                          << " iterations");
   const auto start = std::chrono::steady_clock::now();
   outcome_counts all;
   for (int i = 0; i < iterations; ++i) {
     iteration_config cfg;
-    cfg.seed = base_seed() + static_cast<std::uint64_t>(i);
+    cfg.seed = stress::base_seed() + static_cast<std::uint64_t>(i);
     // Even iterations shut down, odd ones shut down now; over the even ones
     // the two shutdown policies take all four combinations.
     cfg.use_shutdown_now = (i % 2 == 1);
     cfg.continue_periodic = ((i / 2) % 2 == 1);
     cfg.execute_delayed = ((i / 4) % 2 == 1);
+    cfg.escalate = (i % 4 == 2);  // two of the shutdown() iterations end in a racing shutdown_now()
     cfg.one_shots_per_producer = per_producer;
+    cfg.timer_waits_per_armer = waits_per_armer;
     BOOST_TEST_CONTEXT("iteration " << i << " seed " << cfg.seed) {
       const outcome_counts c = run_iteration(cfg);
       BOOST_TEST_MESSAGE("  " << c.str());
@@ -499,6 +513,9 @@ BOOST_AUTO_TEST_CASE(ledger_every_task_ends_exactly_once) {
   }
   const auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BOOST_TEST_MESSAGE("total: " << all.str() << " in " << secs << " s");
+  BOOST_TEST_MESSAGE("through the ledger: " << all.through_ledger() << " (" << all.total() << " one-shot tasks, "
+                                            << all.periodic << " periodic tasks with " << all.periodic_runs
+                                            << " runs, " << all.timers.waits << " timer waits) in " << secs << " s");
   BOOST_TEST(all.violations == 0u);
   BOOST_TEST(all.total() == per_producer * producers * iterations);
   // The mix must actually exercise every outcome.
@@ -508,6 +525,9 @@ BOOST_AUTO_TEST_CASE(ledger_every_task_ends_exactly_once) {
   BOOST_TEST(all.pending_ran > 0u);
   BOOST_TEST(all.pending_dropped > 0u);
   BOOST_TEST(all.periodic_runs > 0u);
+  BOOST_TEST(all.timers.succeeded > 0u);
+  BOOST_TEST(all.timers.aborted > 0u);
+  BOOST_TEST(all.timers.rearmed_in_handler > 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
