@@ -6,6 +6,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -278,16 +279,32 @@ void timer_service::on_native_expiry(const boost::system::error_code& ec, std::u
     const auto head = queue_.head_deadline();
     if (head && !detail::is_never(*head)) arm_locked(*head);
   }
-  // Lock, collect, unlock, complete. A handler that throws propagates out of
-  // io_context::run() as Asio documents; the waits after it are posted so
-  // none is lost.
-  std::size_t i = 0;
+  if (due.empty()) return;
+  complete_due(std::make_shared<std::vector<detail::task_ptr>>(std::move(due)), 0, 0);
+}
+
+void timer_service::complete_due(const std::shared_ptr<std::vector<detail::task_ptr>>& due, std::size_t begin,
+                                 std::size_t end) {
+  if (end == 0) {
+    // A whole batch. A large one is shared with the context's other threads,
+    // as Asio's reactor shares expired timers through the scheduler queue:
+    // every chunk after the first is posted, in order (so a one-thread
+    // context still completes them in deadline order), and this thread
+    // completes the first chunk. A burst of due waits then runs on every io
+    // thread instead of one after another on the thread the native timer woke.
+    end = due->size();
+    for (std::size_t c = begin + share_grain; c < end; c += share_grain)
+      boost::asio::post(*native_executor_,
+                        [this, due, c, e = std::min(c + share_grain, end)] { complete_due(due, c, e); });
+    end = std::min(begin + share_grain, end);
+  }
+  // A handler that throws propagates out of io_context::run() as Asio
+  // documents; the waits after it in this chunk are posted so none is lost.
+  std::size_t i = begin;
   try {
-    for (; i < due.size(); ++i) fire(due[i]);
+    for (; i < end; ++i) fire((*due)[i]);
   } catch (...) {
-    for (++i; i < due.size(); ++i) {
-      boost::asio::post(*native_executor_, [this, op = due[i]] { fire(op); });
-    }
+    if (i + 1 < end) boost::asio::post(*native_executor_, [this, due, from = i + 1, end] { complete_due(due, from, end); });
     throw;
   }
 }

@@ -65,8 +65,11 @@ struct timer_state {
 /// - On any other context (an io_context), the waits stay in this service's
 ///   queue and are driven on that context's own threads: one native Asio timer
 ///   is armed at the earliest deadline and re-armed only when the head
-///   changes; when it fires, every due wait is completed right there (a
-///   handler whose executor is that context runs inline, with no hop).
+///   changes; when it fires, the due waits are completed right there (a
+///   handler whose executor is that context runs inline, with no hop); a
+///   batch of more than share_grain waits is split into chunks, all but the
+///   first posted to the context in order, so its other threads share the
+///   burst.
 /// - After use_pool(ctx, pool), the context's waits live in the pool's queue
 ///   instead, so time-keeping runs on the pool's threads and completions are
 ///   posted back to each handler's executor.
@@ -148,7 +151,12 @@ class timer_service : public boost::asio::execution_context::service, private de
   void schedule_native(const detail::task_ptr& op);
   void arm_locked(detail::time_point t);
   void on_native_expiry(const boost::system::error_code& ec, std::uint64_t generation);
+  /// Completes (*due)[begin, end); with end 0, the whole batch from begin,
+  /// sharing it with the context's other threads in chunks.
+  void complete_due(const std::shared_ptr<std::vector<detail::task_ptr>>& due, std::size_t begin, std::size_t end);
   void fire(const detail::task_ptr& op);
+  /// Due waits per chunk of a batch (see complete_due).
+  static constexpr std::size_t share_grain = 16;
 
   // task_owner (native driving)
   void on_cancelled(detail::task_base& t) noexcept override;

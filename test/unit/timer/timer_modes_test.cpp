@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -558,6 +559,33 @@ BOOST_AUTO_TEST_CASE(thousand_timers_complete_in_expiry_order) {
     if (expiry[order[k]] < expiry[order[k - 1]]) ++out_of_order;
   BOOST_TEST(early == 0);
   BOOST_TEST(out_of_order == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_burst_of_due_waits_is_shared_by_the_io_threads) {
+  // 200 waits due at one instant, each handler busy for 1 ms: the thread the
+  // native timer wakes must hand chunks of the batch to the other io thread
+  // instead of completing all 200 itself (~200 ms). Each completes once.
+  constexpr std::size_t n = 200;
+  asio::io_context io;
+  const auto when = steady::now() + 20ms;
+  std::vector<std::unique_ptr<timer>> timers;
+  std::vector<int> calls(n, 0);
+  std::mutex m;
+  std::set<std::thread::id> threads;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& t = timers.emplace_back(std::make_unique<timer>(io, when));
+    t->async_wait([&, i](const error_code& ec) {
+      std::this_thread::sleep_for(1ms);
+      std::lock_guard lock(m);
+      if (!ec) ++calls[i];
+      threads.insert(std::this_thread::get_id());
+    });
+  }
+  std::thread second([&] { io.run(); });
+  io.run();
+  second.join();
+  BOOST_TEST(std::count(calls.begin(), calls.end(), 1) == static_cast<long>(n));
+  BOOST_TEST(threads.size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
