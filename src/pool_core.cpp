@@ -269,6 +269,11 @@ void pool_core::run_worker(worker& w) {
 }
 
 task_ptr pool_core::get_task() {
+  // Fast path for a busy pool: work already due needs none of the retire
+  // bookkeeping below (a running pool retires nobody who has work), so take
+  // it with the queue's lock alone, not the pool's as well.
+  if (state_.load() == run_state::running)
+    if (task_ptr t = queue_.poll()) return t;
   bool timed_out = false;
   for (;;) {
     time_point limit = time_point::max();
