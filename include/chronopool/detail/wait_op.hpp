@@ -26,6 +26,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace chronopool::detail {
@@ -138,11 +139,25 @@ class wait_op final : public wait_op_base {
     auto slot = boost::asio::get_associated_cancellation_slot(h);
     // The upcall clears the cancellation slot first, on the handler's own
     // executor, which is where the slot's signal lives.
-    auto upcall = boost::asio::bind_executor(
-        handler_work, boost::asio::bind_allocator(alloc, [h = std::move(h), slot, ec]() mutable {
-          if (slot.is_connected()) slot.clear();
-          std::move(h)(ec);
-        }));
+    auto call = boost::asio::bind_allocator(alloc, [h = std::move(h), slot, ec]() mutable {
+      if (slot.is_connected()) slot.clear();
+      std::move(h)(ec);
+    });
+    if constexpr (std::is_same_v<handler_work_type, io_work_type>) {
+      // The usual case: the handler has no executor of its own, so it
+      // completes on the I/O executor and the second hop (an executor
+      // binder, a work_dispatcher and two more type-erased executor copies
+      // per completion) would only dispatch to where it already is.
+      if (handler_work == io_work) {
+        if (may_run_here) {
+          boost::asio::dispatch(io_work, std::move(call));
+        } else {
+          boost::asio::post(io_work, std::move(call));
+        }
+        return;
+      }
+    }
+    auto upcall = boost::asio::bind_executor(handler_work, std::move(call));
     // As Asio's own operations do, completion passes through the I/O executor
     // and is then dispatched to the handler's executor (post/dispatch do the
     // second step because the upcall carries the handler's executor).
