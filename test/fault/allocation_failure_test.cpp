@@ -1,0 +1,339 @@
+// Allocation failure injected at submission time: through a handler's
+// associated allocator (the pool's executor and chronopool's timers allocate
+// their work with it) and through the global operator new (everything else:
+// tasks made with std::allocator, queue growth, thread start-up).
+//
+// Each sweep fails the 1st, 2nd, ... allocation of one call until the call
+// makes no n-th allocation any more. Whenever an allocation failed, the call
+// must have thrown std::bad_alloc to its caller (or, for an allocation it can
+// do without, succeeded), its callable or handler must be gone, nothing may
+// stay queued or registered, tracked work must be given back, and the pool,
+// queue or timer must keep working. ASan checks that nothing leaks.
+#include "failing_allocator.hpp"
+#include "failing_new.hpp"
+#include "fault_support.hpp"
+
+#include <chronopool/async_sleep.hpp>
+#include <chronopool/scheduled_thread_pool.hpp>
+#include <chronopool/steady_timer.hpp>
+
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+
+namespace asio = boost::asio;
+using chronopool::scheduled_thread_pool;
+using namespace fault;
+
+namespace {
+
+/// What one sweep step saw.
+struct step {
+  bool fired = false;  // the n-th allocation happened (and threw)
+  bool threw = false;  // the call threw std::bad_alloc
+};
+
+/// Calls @p attempt(n) for n = 1, 2, ... (each with a fresh setup inside
+/// @p attempt) until the n-th allocation no longer happens. Returns how many
+/// allocations were failed.
+template <class Attempt>
+int sweep_allocations(Attempt attempt) {
+  for (std::size_t n = 1; n < 256; ++n) {
+    bool fired = false;
+    BOOST_TEST_CONTEXT("failing allocation #" << n) { fired = attempt(n).fired; }
+    if (!fired) return static_cast<int>(n - 1);
+  }
+  BOOST_ERROR("more than 255 allocations in one call");
+  return 255;
+}
+
+/// Runs @p call with the n-th allocation on this thread failing.
+template <class Call>
+step with_nth_allocation_failing(std::size_t n, Call call) {
+  step s;
+  scoped_allocation_failure failure(n);
+  try {
+    call();
+  } catch (const std::bad_alloc&) {
+    s.threw = true;
+  }
+  s.fired = failure.fired();
+  return s;
+}
+
+bool pool_runs_work(scheduled_thread_pool& pool) {
+  auto f = pool.submit([] { return 3; });
+  return f.wait_for(long_wait) == std::future_status::ready && f.get() == 3;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(allocation_failure)
+
+// ---- through a handler's associated allocator -----------------------------------------
+
+BOOST_AUTO_TEST_CASE(executor_post_with_a_failing_handler_allocator) {
+  int failures = 0;
+  for (std::size_t fail_at = 1; fail_at <= 3; ++fail_at) {
+    BOOST_TEST_CONTEXT("allocation #" << fail_at << " fails") {
+      allocation_budget budget;
+      budget.fail_at = fail_at;
+      life_counter c;
+      std::atomic<int> ran{0};
+      int accepted = 0;
+      int refused = 0;
+      {
+        scheduled_thread_pool pool(1);
+        for (int i = 0; i < 4; ++i) {
+          try {
+            asio::post(pool.get_executor(), asio::bind_allocator(failing_allocator<int>(budget),
+                                                                 [&ran, t = tracked(c)] { ran.fetch_add(1); }));
+            ++accepted;
+          } catch (const std::bad_alloc&) {
+            ++refused;
+          }
+        }
+        BOOST_TEST(refused == static_cast<int>(budget.failures.load()));
+        BOOST_TEST(eventually([&] { return ran.load() == accepted; }));
+        BOOST_TEST(pool_runs_work(pool));
+        pool.shutdown();  // a leaked work count would hold off termination
+        BOOST_TEST(pool.wait_for_termination(long_wait));
+      }
+      failures += refused;
+      BOOST_TEST(c.live.load() == 0);
+      BOOST_TEST(budget.balanced());
+    }
+  }
+  BOOST_TEST(failures >= 1);
+}
+
+BOOST_AUTO_TEST_CASE(timer_waits_with_a_failing_handler_allocator) {
+  int failures = 0;
+  for (std::size_t fail_at = 1; fail_at <= 3; ++fail_at) {
+    BOOST_TEST_CONTEXT("allocation #" << fail_at << " fails") {
+      allocation_budget budget;
+      budget.fail_at = fail_at;
+      life_counter c;
+      int calls = 0;
+      int accepted = 0;
+      int refused = 0;
+      {
+        asio::io_context io;
+        chronopool::steady_timer t(io, 1ms);
+        for (int i = 0; i < 4; ++i) {
+          try {
+            t.async_wait(asio::bind_allocator(failing_allocator<int>(budget),
+                                              [&calls, tok = tracked(c)](const boost::system::error_code& ec) {
+                                                if (!ec) ++calls;
+                                              }));
+            ++accepted;
+          } catch (const std::bad_alloc&) {
+            ++refused;
+          }
+        }
+        // A refused wait registers nothing: only the accepted ones are pending.
+        BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() ==
+                   static_cast<std::size_t>(accepted));
+        BOOST_TEST(run_until_idle(io));
+        BOOST_TEST(calls == accepted);
+        BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == 0u);
+        // Also async_sleep, which allocates its wait the same way.
+        budget.fail_at = budget.attempts.load() + 1;
+        bool slept = false;
+        BOOST_CHECK_THROW(chronopool::async_sleep(io.get_executor(), 1ms,
+                                                  asio::bind_allocator(failing_allocator<int>(budget),
+                                                                       [&](const boost::system::error_code&) { slept = true; })),
+                          std::bad_alloc);
+        BOOST_TEST(run_until_idle(io));
+        BOOST_TEST(!slept);
+      }
+      failures += refused + 1;
+      BOOST_TEST(c.live.load() == 0);
+      BOOST_TEST(budget.balanced());
+    }
+  }
+  BOOST_TEST(failures >= 2);
+}
+
+// ---- through the global operator new ---------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(pool_submissions_on_a_warm_pool) {
+  // Threads running and queue storage grown: a submission allocates only its task.
+  scheduled_thread_pool pool(2);
+  pool.prestart_core_threads();
+  {
+    std::vector<chronopool::scheduled_future<void>> warm;
+    for (int i = 0; i < 256; ++i) warm.push_back(pool.schedule(1h, [] {}));
+    for (auto& f : warm) f.cancel();
+  }
+  using submit_fn = std::function<chronopool::scheduled_future_base(life_counter&)>;
+  const submit_fn submissions[] = {
+      [&](life_counter& c) { return pool.submit([t = tracked(c)] { return 1; }); },
+      [&](life_counter& c) { return pool.schedule(1h, [t = tracked(c)] {}); },
+      [&](life_counter& c) { return pool.schedule_at_fixed_rate(1h, 1h, [t = tracked(c)] {}); },
+  };
+  int failed = 0;
+  for (const auto& submit : submissions) {
+    failed += sweep_allocations([&](std::size_t n) {
+      life_counter c;
+      chronopool::scheduled_future_base f;
+      const step s = with_nth_allocation_failing(n, [&] { f = submit(c); });
+      if (s.fired) {
+        BOOST_TEST(s.threw, "a failed allocation must reach the caller");
+        BOOST_TEST(!f.valid());
+        BOOST_TEST(c.live.load() == 0, "the callable of a refused task must be destroyed");
+        BOOST_TEST(pool.queued_count() == 0u);
+      }
+      f.cancel();
+      BOOST_TEST(eventually([&] { return c.live.load() == 0; }));
+      return s;
+    });
+  }
+  BOOST_TEST(failed >= 3);
+  BOOST_TEST(pool_runs_work(pool));
+}
+
+BOOST_AUTO_TEST_CASE(executor_post_with_the_default_allocator) {
+  scheduled_thread_pool pool(1);
+  pool.prestart_core_threads();
+  const int failed = sweep_allocations([&](std::size_t n) {
+    life_counter c;
+    std::atomic<bool> ran{false};
+    const step s = with_nth_allocation_failing(
+        n, [&] { asio::post(pool.get_executor(), [&ran, t = tracked(c)] { ran.store(true); }); });
+    if (s.fired) BOOST_TEST(s.threw);
+    if (!s.threw) BOOST_TEST(eventually([&] { return ran.load(); }));
+    BOOST_TEST(eventually([&] { return c.live.load() == 0; }));
+    return s;
+  });
+  BOOST_TEST(failed >= 1);
+  BOOST_TEST(pool_runs_work(pool));
+  pool.shutdown();
+  BOOST_TEST(pool.wait_for_termination(long_wait));
+}
+
+// A fresh pool: the first submission also grows the queue and starts the
+// first thread, and either may fail.
+BOOST_AUTO_TEST_CASE(pool_submission_on_a_fresh_pool) {
+  const int failed = sweep_allocations([&](std::size_t n) {
+    life_counter c;
+    step s;
+    {
+      scheduled_thread_pool pool(1);
+      chronopool::scheduled_future<int> f;
+      s = with_nth_allocation_failing(n, [&] { f = pool.submit([t = tracked(c)] { return 1; }); });
+      if (s.fired) {
+        BOOST_TEST(s.threw == !f.valid());
+        if (s.threw) BOOST_TEST(c.live.load() == 0, "the callable of a refused task must be destroyed");
+      }
+      if (f.valid()) {
+        BOOST_TEST((f.wait_for(long_wait) == std::future_status::ready));
+      }
+      BOOST_TEST(pool_runs_work(pool));
+    }
+    BOOST_TEST(c.live.load() == 0);
+    return s;
+  });
+  BOOST_TEST(failed >= 2);
+}
+
+// KNOWN BUG (disabled until fixed; run with --run_test=allocation_failure/<name>):
+// see the comment of each case.
+
+// A wait on an io_context is allocated with the handler's allocator; then
+// timer_service::schedule_native() queues it (the queue may grow) and
+// arm_locked() may create the native timer (make_unique<native_wakeup>, and
+// Asio's deadline_timer_service, epoll_reactor and timer queue on first use).
+// When one of those allocations (the 2nd to 6th of a first async_wait)
+// fails, async_wait() throws std::bad_alloc but the wait stays registered,
+// on the timer's pending list and in the queue, unarmed: pending_waits()
+// stays 1, it never fires, io_context::run() never returns, and a later
+// cancel() counts it and runs its handler with operation_aborted — a
+// handler run for a call that reported failure.
+BOOST_AUTO_TEST_CASE(timer_async_wait_with_the_default_allocator, *boost::unit_test::disabled()) {
+  const int failed = sweep_allocations([&](std::size_t n) {
+    life_counter c;
+    step s;
+    {
+      asio::io_context io;
+      chronopool::steady_timer t(io, 1ms);
+      int calls = 0;
+      s = with_nth_allocation_failing(
+          n, [&] { t.async_wait([&calls, tok = tracked(c)](const boost::system::error_code&) { ++calls; }); });
+      auto& service = asio::use_service<chronopool::timer_service>(io);
+      if (s.fired) BOOST_TEST(s.threw);
+      if (s.threw) {
+        BOOST_TEST(service.pending_waits() == 0u, "a refused wait must not stay registered");
+        BOOST_TEST(c.live.load() == 0, "the handler of a refused wait must be destroyed");
+      }
+      BOOST_TEST(run_until_idle(io));
+      BOOST_TEST(calls == (s.threw ? 0 : 1), "a refused wait's handler must never run");
+      BOOST_TEST(service.pending_waits() == 0u);
+    }
+    BOOST_TEST(c.live.load() == 0);
+    return s;
+  });
+  BOOST_TEST(failed >= 1);
+}
+
+// The same on a pool: the wait is registered and on the timer's pending
+// list before pool_core::submit_internal() queues it; when the pool's queue
+// cannot grow, async_wait() throws but the wait stays, never fires, and a
+// later cancel() runs its handler with operation_aborted.
+BOOST_AUTO_TEST_CASE(pool_timer_async_wait_with_the_default_allocator, *boost::unit_test::disabled()) {
+  const int failed = sweep_allocations([&](std::size_t n) {
+    life_counter c;
+    step s;
+    {
+      scheduled_thread_pool pool(1);
+      pool.prestart_core_threads();
+      chronopool::steady_timer t(pool, 1ms);
+      std::atomic<int> calls{0};
+      s = with_nth_allocation_failing(
+          n, [&] { t.async_wait([&calls, tok = tracked(c)](const boost::system::error_code&) { calls.fetch_add(1); }); });
+      auto& service = asio::use_service<chronopool::timer_service>(pool);
+      if (s.fired) BOOST_TEST(s.threw);
+      if (s.threw) {
+        BOOST_TEST(service.pending_waits() == 0u, "a refused wait must not stay registered");
+        BOOST_TEST(c.live.load() == 0, "the handler of a refused wait must be destroyed");
+      } else {
+        BOOST_TEST(eventually([&] { return calls.load() == 1; }));
+      }
+      BOOST_TEST(t.cancel() == 0u, "nothing may be left to cancel");
+      std::this_thread::sleep_for(5ms);
+      BOOST_TEST(calls.load() == (s.threw ? 0 : 1), "a refused wait's handler must never run");
+    }
+    BOOST_TEST(c.live.load() == 0);
+    return s;
+  });
+  BOOST_TEST(failed >= 1);
+}
+
+// Cancelling a pool-driven wait posts its operation_aborted completion to
+// the pool, which allocates a task for it inside a noexcept path
+// (task_base::cancel -> wait_op::on_cancel_before_run -> deliver -> post ->
+// the pool executor's make_task): a failure there calls std::terminate.
+// Running this case today aborts the whole test program.
+BOOST_AUTO_TEST_CASE(cancelling_a_pool_wait_whose_completion_cannot_be_allocated, *boost::unit_test::disabled()) {
+  scheduled_thread_pool pool(1);
+  chronopool::steady_timer t(pool, 1h);
+  std::atomic<int> calls{0};
+  t.async_wait([&](const boost::system::error_code&) { calls.fetch_add(1); });
+  std::size_t cancelled = 0;
+  const step s = with_nth_allocation_failing(1, [&] { cancelled = t.cancel(); });
+  // Either outcome keeps the promise that the handler runs exactly once:
+  // cancel() reports the failure and the wait stays pending, or it succeeds.
+  if (s.threw) {
+    BOOST_TEST(cancelled == 0u);
+    BOOST_TEST(t.cancel() == 1u);
+  }
+  BOOST_TEST(eventually([&] { return calls.load() == 1; }));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,56 @@
+// The replaced global operator new behind scoped_allocation_failure.
+#include "failing_new.hpp"
+
+#include "fault_counter.hpp"
+
+#include <cstdlib>
+#include <new>
+
+namespace fault {
+namespace {
+
+// Constant-initialised thread_locals: safe to touch from operator new at any
+// point of a thread's life.
+thread_local std::size_t countdown = 0;  // 0: disarmed
+thread_local std::size_t seen = 0;
+thread_local bool did_fire = false;
+
+void* allocate(std::size_t n) {
+  if (countdown != 0) {
+    ++seen;
+    if (--countdown == 0) {
+      did_fire = true;
+      throw std::bad_alloc();
+    }
+  }
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+scoped_allocation_failure::scoped_allocation_failure(std::size_t nth) {
+  seen = 0;
+  did_fire = false;
+  countdown = nth;
+}
+
+scoped_allocation_failure::~scoped_allocation_failure() {
+  countdown = 0;
+  if (did_fire) injected("std::bad_alloc from operator new (n-th allocation)");
+}
+
+bool scoped_allocation_failure::fired() const { return did_fire; }
+std::size_t scoped_allocation_failure::allocations() const { return seen; }
+
+}  // namespace fault
+
+// The replacements. The nothrow, aligned and sized forms of libstdc++ forward
+// to these or to malloc/free, so these four are enough to keep new and delete
+// paired.
+void* operator new(std::size_t n) { return fault::allocate(n); }
+void* operator new[](std::size_t n) { return fault::allocate(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }

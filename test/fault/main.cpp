@@ -1,0 +1,14 @@
+#define BOOST_TEST_MODULE chronopool_fault
+#include <boost/test/unit_test.hpp>
+
+#include "fault_counter.hpp"
+
+// Prints how many faults the suite injected, by kind, once every test ran.
+struct report_injected_faults {
+  void setup() {}
+  void teardown() {
+    BOOST_TEST_MESSAGE(fault::counter().report()
+                       << "\n(thrown payloads: std::runtime_error, std::logic_error, std::bad_alloc, int, a plain struct)");
+  }
+};
+BOOST_TEST_GLOBAL_FIXTURE(report_injected_faults);
