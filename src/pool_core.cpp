@@ -97,22 +97,31 @@ void pool_core::enqueue(const task_ptr& t, const char* where) {
     case delayed_work_queue::offer_status::cancelled: return;  // cannot happen: nobody else holds it yet
     case delayed_work_queue::offer_status::queued: break;
   }
-  settle_after_offer(t);
+  // A submission that lost the race with shutdown() was never accepted: the
+  // caller hears it through the rejection policy (abort throws), as if it had
+  // come a moment later, instead of getting a future that is already
+  // cancelled. Java cancels it silently here; an exception the caller can see
+  // is what "rejected after shutdown" promises.
+  if (settle_after_offer(t) == offer_outcome::kept) return;
+  try {
+    reject(t, where, true);
+  } catch (...) {
+    try_terminate();  // the withdrawn task may have been what held it off
+    throw;
+  }
+  try_terminate();
 }
 
-void pool_core::settle_after_offer(const task_ptr& t) {
+pool_core::offer_outcome pool_core::settle_after_offer(const task_ptr& t) {
   // Java's recheck: a shutdown may have swept the queue between our state
   // check and the offer; take the task back out if it may no longer run.
-  if (!can_run_in_current_state(*t) && queue_.remove(*t)) {
-    t->cancel(false);
-    try_terminate();
-    return;
-  }
+  if (!can_run_in_current_state(*t) && queue_.remove(*t)) return offer_outcome::withdrawn;
   try {
     ensure_prestart();
     // Accepted just as the last thread left after shutdown(): nobody will run
     // it, so it must not sit in the queue.
-    if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.remove(*t)) t->cancel(false);
+    if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.remove(*t))
+      return offer_outcome::withdrawn;
   } catch (...) {
     // No thread could be started. If none runs at all, the task would sit
     // forever: withdraw it and let the caller see the error.
@@ -121,6 +130,7 @@ void pool_core::settle_after_offer(const task_ptr& t) {
       throw;
     }
   }
+  return offer_outcome::kept;
 }
 
 void pool_core::submit_from_executor(const task_ptr& t) {
@@ -145,7 +155,13 @@ void pool_core::submit_internal(const task_ptr& t, bool due_now) {
   }
   // Executor work and timer waits are not bounded by max_queued, as Asio's
   // queues are not; an offer refused because a cancel() won is settled.
-  if (due_now ? queue_.offer_now(t) : queue_.offer(t)) settle_after_offer(t);
+  // Executor work withdrawn by a racing shutdown is dropped as Asio drops
+  // handlers of a stopped context: its destructor runs, its work is released.
+  if (due_now ? queue_.offer_now(t) : queue_.offer(t))
+    if (settle_after_offer(t) == offer_outcome::withdrawn) {
+      t->cancel(false);
+      try_terminate();
+    }
 }
 
 void pool_core::work_finished() noexcept {

@@ -101,9 +101,11 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// @p complete_waits, else (the pool is being destroyed) are discarded.
   std::vector<task_ptr> stop_all(bool complete_waits);
   bool can_run_in_current_state(const task_base& t) const noexcept;
-  /// After an offer: take the task back if a shutdown raced it, else make
-  /// sure a thread will run it.
-  void settle_after_offer(const task_ptr& t);
+  /// After an offer: take the task back if a shutdown raced it (withdrawn:
+  /// the caller settles it and then calls try_terminate()), else make sure a
+  /// thread will run it (kept).
+  enum class offer_outcome { kept, withdrawn };
+  offer_outcome settle_after_offer(const task_ptr& t);
   void reject(const task_ptr& t, const char* where, bool after_shutdown);
   void ensure_prestart();
   /// Starts a thread if fewer than @p limit are alive and the state allows.
