@@ -63,20 +63,30 @@ class basic_scheduled_timer {
       : service_(&boost::asio::use_service<timer_service>(ctx)), executor_(ctx.get_executor()) {
     service_->construct(impl_);
   }
-  basic_scheduled_timer(const executor_type& ex, const time_point& expiry_time) : basic_scheduled_timer(ex) {
+  // The expiry constructors and setters are templates over the unit, where
+  // Asio's take the clock's own types: an implicit conversion to nanoseconds
+  // at the call site would overflow for hours::max() before we could
+  // saturate it.
+  template <class Duration>
+  basic_scheduled_timer(const executor_type& ex, const std::chrono::time_point<Clock, Duration>& expiry_time)
+      : basic_scheduled_timer(ex) {
     expires_at(expiry_time);
   }
-  template <class ExecutionContext>
+  template <class ExecutionContext, class Duration>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
-  basic_scheduled_timer(ExecutionContext& ctx, const time_point& expiry_time) : basic_scheduled_timer(ctx) {
+  basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::time_point<Clock, Duration>& expiry_time)
+      : basic_scheduled_timer(ctx) {
     expires_at(expiry_time);
   }
-  basic_scheduled_timer(const executor_type& ex, const duration& expiry_time) : basic_scheduled_timer(ex) {
+  template <class Rep, class Period>
+  basic_scheduled_timer(const executor_type& ex, const std::chrono::duration<Rep, Period>& expiry_time)
+      : basic_scheduled_timer(ex) {
     expires_after(expiry_time);
   }
-  template <class ExecutionContext>
+  template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
-  basic_scheduled_timer(ExecutionContext& ctx, const duration& expiry_time) : basic_scheduled_timer(ctx) {
+  basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
+      : basic_scheduled_timer(ctx) {
     expires_after(expiry_time);
   }
 
@@ -115,12 +125,16 @@ class basic_scheduled_timer {
 
   time_point expiry() const { return service_->expiry(impl_); }
   /// Sets the expiry, cancelling pending waits; returns how many were cancelled.
-  std::size_t expires_at(const time_point& expiry_time) {
-    return service_->expires_at(impl_, time_point(detail::saturating_duration(expiry_time.time_since_epoch())));
+  template <class Duration>
+  std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time) {
+    return service_->expires_at(impl_,
+                                time_point(detail::saturating_duration(expiry_time.time_since_epoch(), "expiry")));
   }
   /// Sets the expiry relative to now (saturating), cancelling pending waits.
-  std::size_t expires_after(const duration& expiry_time) {
-    return service_->expires_at(impl_, detail::saturating_add(clock_type::now(), expiry_time));
+  template <class Rep, class Period>
+  std::size_t expires_after(const std::chrono::duration<Rep, Period>& expiry_time) {
+    return service_->expires_at(
+        impl_, detail::saturating_add(clock_type::now(), detail::saturating_duration(expiry_time, "expiry")));
   }
 
   /// Blocks until the timer expires.

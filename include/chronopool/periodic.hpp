@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chronopool/async_sleep.hpp>
+#include <chronopool/detail/check_not_empty.hpp>
 #include <chronopool/detail/periodic_schedule.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_ptr.hpp>
@@ -116,6 +117,7 @@ std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration
                                                     Handler&& h, bool fixed_rate, const periodic_options& o,
                                                     const char* where) {
   validate_periodic(period, o, where);
+  check_not_empty(h, where);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
                                                                                 fixed_rate, period, o);
   state->arm(deadline_after(clock::now(), initial));

@@ -34,13 +34,17 @@ class basic_periodic_timer {
   using time_point = clock_type::time_point;
 
   /// First tick at @p first, or one period from now. @p period must be positive.
-  basic_periodic_timer(const executor_type& ex, duration period, missed_tick_policy policy = missed_tick_policy::burst,
+  /// The period may be of any unit; it is converted with saturation.
+  template <class Rep, class Period>
+  basic_periodic_timer(const executor_type& ex, std::chrono::duration<Rep, Period> period,
+                       missed_tick_policy policy = missed_tick_policy::burst,
                        std::optional<time_point> first = std::nullopt)
-      : timer_(ex), period_(checked(period)), policy_(policy),
-        next_(first ? *first : detail::saturating_add(clock_type::now(), period)) {}
-  template <class ExecutionContext>
+      : timer_(ex), period_(checked(detail::saturating_duration(period, "period"))), policy_(policy),
+        next_(first ? *first : detail::saturating_add(clock_type::now(), period_)) {}
+  template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
-  basic_periodic_timer(ExecutionContext& ctx, duration period, missed_tick_policy policy = missed_tick_policy::burst,
+  basic_periodic_timer(ExecutionContext& ctx, std::chrono::duration<Rep, Period> period,
+                       missed_tick_policy policy = missed_tick_policy::burst,
                        std::optional<time_point> first = std::nullopt)
       : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy, first) {}
 

@@ -70,7 +70,7 @@ class scheduled_future_base {
     if constexpr (std::is_same_v<Clock, clock>) {
       steady_limit = time_point_type(detail::saturating_duration(limit.time_since_epoch(), "time point"));
     } else {
-      steady_limit = detail::deadline_after(clock::now(), detail::saturating_duration(limit - Clock::now(), "time point"));
+      steady_limit = detail::steady_deadline_of(limit, "time point");
     }
     return task_->wait_until(steady_limit) ? std::future_status::ready : std::future_status::timeout;
   }

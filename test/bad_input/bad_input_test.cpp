@@ -288,16 +288,11 @@ BOOST_AUTO_TEST_CASE(untrusted_durations_saturate_everywhere_a_deadline_is_compu
   BOOST_TEST((ticker.next_tick() == steady::time_point::max()));
 }
 
-// KNOWN BUG (disabled until fixed): steady_timer's expires_after() and its
-// duration constructors take the clock's own duration (nanoseconds), so a
-// coarser unit is converted implicitly by std::chrono at the call site,
-// before chronopool can saturate it: expires_after(hours::max()) overflows
-// (UBSan: signed integer overflow in <chrono>) and lands on an arbitrary
-// expiry instead of "never" (include/chronopool/basic_scheduled_timer.hpp,
-// expires_after and basic_scheduled_timer(ctx, const duration&); the same
-// holds for periodic_timer's period). async_sleep and the pool's entry points
-// are templates over the duration type and saturate correctly.
-BOOST_AUTO_TEST_CASE(timer_expires_after_saturates_durations_of_any_unit, *boost::unit_test::disabled()) {
+// steady_timer's expiry setters and constructors take durations of any unit
+// and saturate them: hours::max() must not be converted to nanoseconds at the
+// call site (a signed overflow) but mean "never" (found by this suite; it
+// once overflowed).
+BOOST_AUTO_TEST_CASE(timer_expires_after_saturates_durations_of_any_unit) {
   asio::io_context io;
   chronopool::steady_timer t(io);
   t.expires_after(std::chrono::hours::max());
@@ -306,27 +301,20 @@ BOOST_AUTO_TEST_CASE(timer_expires_after_saturates_durations_of_any_unit, *boost
   BOOST_TEST((from_ctor.expiry() == steady::time_point::max()));
 }
 
-// KNOWN BUG (disabled until fixed; run with --run_test=bad_input/<name>):
-// schedule_at() with a time point of another clock subtracts that clock's
-// now() before saturating (include/chronopool/impl/scheduled_thread_pool.hpp,
-// schedule_at: `saturating_duration(deadline…) - saturating_duration(Clock::now()…)`),
-// which overflows for time points near the clock's minimum: signed overflow
-// (UBSan aborts) that, unchecked, wraps to a far-future deadline, so a
-// deadline long past never runs instead of running now.
-BOOST_AUTO_TEST_CASE(schedule_at_the_minimum_time_point_of_another_clock_runs_now, *boost::unit_test::disabled()) {
+// schedule_at() with a time point of another clock near that clock's minimum
+// is long past and runs now; the distance to that clock's now() once
+// overflowed and wrapped to a far-future deadline.
+BOOST_AUTO_TEST_CASE(schedule_at_the_minimum_time_point_of_another_clock_runs_now) {
   scheduled_thread_pool pool(1);
   auto f = pool.schedule_at(std::chrono::system_clock::time_point::min(), [] { return 1; });
   BOOST_REQUIRE((f.wait_for(2s) == std::future_status::ready));
   BOOST_TEST(f.get() == 1);
 }
 
-// KNOWN BUG (disabled until fixed): scheduled_future::wait_until() with a
-// time point of another clock computes `limit - Clock::now()` in that clock's
-// own type (include/chronopool/scheduled_future.hpp, wait_until), which
-// overflows for limits near its minimum; the wrapped value is a huge
-// positive timeout, so a wait that should time out at once blocks for ages.
-BOOST_AUTO_TEST_CASE(wait_until_the_minimum_time_point_of_another_clock_times_out_at_once,
-                     *boost::unit_test::disabled()) {
+// scheduled_future::wait_until() with a time point of another clock near its
+// minimum times out at once (`limit - Clock::now()` once overflowed into a
+// huge positive timeout).
+BOOST_AUTO_TEST_CASE(wait_until_the_minimum_time_point_of_another_clock_times_out_at_once) {
   scheduled_thread_pool pool(1);
   auto never = pool.schedule(1h, [] {});
   auto waited = std::async(std::launch::async, [&] { return never.wait_until(std::chrono::system_clock::time_point::min()); });
@@ -336,12 +324,10 @@ BOOST_AUTO_TEST_CASE(wait_until_the_minimum_time_point_of_another_clock_times_ou
   BOOST_TEST((waited.get() == std::future_status::timeout));
 }
 
-// KNOWN BUG (disabled until fixed): the periodic handlers on executors do
-// not reject an empty handler (include/chronopool/periodic.hpp,
-// start_periodic calls validate_periodic but not check_not_empty), unlike
-// every pool entry point: the error surfaces later, as std::bad_function_call
-// thrown out of io_context::run() at the first tick.
-BOOST_AUTO_TEST_CASE(periodic_handlers_on_executors_reject_empty_handlers, *boost::unit_test::disabled()) {
+// The periodic handlers on executors reject an empty handler at once, like
+// every pool entry point, instead of throwing std::bad_function_call out of
+// io_context::run() at the first tick.
+BOOST_AUTO_TEST_CASE(periodic_handlers_on_executors_reject_empty_handlers) {
   asio::io_context io;
   std::function<void()> empty;
   BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, empty), std::invalid_argument);

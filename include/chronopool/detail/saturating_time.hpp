@@ -80,6 +80,24 @@ constexpr time_point deadline_after(time_point now, duration delay) noexcept {
   return delay <= duration::zero() ? now : saturating_add(now, delay);
 }
 
+/// a − b on durations, clamped to [duration::min(), duration::max()].
+constexpr duration saturating_sub(duration a, duration b) noexcept {
+  duration::rep out = 0;
+  if (__builtin_sub_overflow(a.count(), b.count(), &out)) return a > b ? duration::max() : duration::min();
+  return duration(out);
+}
+
+/// The steady deadline of @p t, a time point of another clock: its distance
+/// from that clock's now(), measured once and carried over to steady time.
+/// Every step saturates, so the other clock's min() means "already due" and
+/// its max() means "never", whatever its duration type.
+template <class Clock, class Duration>
+time_point steady_deadline_of(std::chrono::time_point<Clock, Duration> t, const char* what) {
+  const duration until = saturating_sub(saturating_duration(t.time_since_epoch(), what),
+                                        saturating_duration(Clock::now().time_since_epoch(), what));
+  return deadline_after(clock::now(), until);
+}
+
 /// True for the sentinel deadline that means "never".
 constexpr bool is_never(time_point t) noexcept { return t == time_point::max(); }
 

@@ -2,6 +2,7 @@
 // together with the task's bookkeeping in one object.
 #pragma once
 
+#include <chronopool/detail/check_not_empty.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 
@@ -35,21 +36,6 @@ using callable_result_t = typename callable_result<std::decay_t<F>>::type;
 
 template <class F>
 concept task_callable = std::is_invocable_v<std::decay_t<F>&> || takes_stop_token_v<std::decay_t<F>>;
-
-/// Throws std::invalid_argument for callables that are empty (a null function
-/// pointer, an empty std::function): queueing one would only fail at run time.
-template <class F>
-void check_not_empty(const F& f, const char* where) {
-  bool empty = false;
-  if constexpr (std::is_pointer_v<F> || std::is_member_pointer_v<F>) {
-    empty = (f == nullptr);
-  } else if constexpr (std::is_constructible_v<bool, const F&> && !std::is_convertible_v<const F&, bool>) {
-    // Wrappers with an explicit operator bool (std::function and kin). A
-    // captureless lambda converts to bool implicitly and is never empty.
-    empty = !static_cast<bool>(f);
-  }
-  if (empty) throw std::invalid_argument(std::string("chronopool: ") + where + ": empty callable");
-}
 
 /// Result storage, shared by every task that returns R.
 template <class R>

@@ -50,9 +50,7 @@ auto scheduled_thread_pool::schedule_at(std::chrono::time_point<Clock, Duration>
     steady_deadline = time_point(detail::saturating_duration(deadline.time_since_epoch(), "deadline"));
   } else {
     // Another clock: measure the distance once, now, and keep it on steady time.
-    const auto until = detail::saturating_duration(deadline.time_since_epoch(), "deadline") -
-                       detail::saturating_duration(Clock::now().time_since_epoch(), "deadline");
-    steady_deadline = detail::deadline_after(clock::now(), until);
+    steady_deadline = detail::steady_deadline_of(deadline, "deadline");
   }
   detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline, "schedule_at");
   enqueue(t, "schedule_at");
