@@ -65,8 +65,11 @@ class wait_op final : public wait_op_base {
  public:
   using handler_allocator = boost::asio::associated_allocator_t<Handler>;
 
-  wait_op(Handler&& h, const IoExecutor& io_ex)
-      : handler_(std::in_place, std::move(h)),
+  // A template over the handler's value category: a handler passed as an
+  // lvalue (a named lambda given to async_wait) is copied, as Asio does.
+  template <class H>
+  wait_op(H&& h, const IoExecutor& io_ex)
+      : handler_(std::in_place, std::forward<H>(h)),
         // Outstanding work on the I/O executor keeps io_context::run() from
         // returning while the wait is pending, and on the handler's executor
         // keeps the place it completes to alive (as Asio's handler_work does).
@@ -88,6 +91,10 @@ class wait_op final : public wait_op_base {
 
  private:
   struct cancel_handler {
+    // A constructor, not an aggregate: Asio builds the handler with
+    // parentheses, which compilers without C++20 parenthesised aggregate
+    // initialisation (clang < 16) reject.
+    explicit cancel_handler(task_ptr p) noexcept : op(std::move(p)) {}
     task_ptr op;
     void operator()(boost::asio::cancellation_type_t type) {
       using ct = boost::asio::cancellation_type;

@@ -96,6 +96,21 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(async_wait_succeeds_after_expiry, Timer, timer_typ
   BOOST_TEST((o.at - start < long_wait));
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_named_handler_is_copied_into_each_wait, Timer, timer_types) {
+  // async_wait(h) with h an lvalue: Asio copies it; chronopool once failed
+  // to compile this (its wait took the handler by rvalue only).
+  asio::io_context io;
+  Timer t(io, 1ms);
+  int calls = 0;
+  const auto h = [&calls](const boost::system::error_code& ec) {
+    if (!ec) ++calls;
+  };
+  t.async_wait(h);
+  t.async_wait(h);
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(calls == 2);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(use_awaitable_in_coroutine, Timer, timer_types) {
   asio::io_context io;
   Timer t(io);
