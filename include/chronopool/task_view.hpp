@@ -22,7 +22,7 @@ class task_id {
   friend class task_view;
   friend class scheduled_future_base;
   friend class pending_task;
-  explicit constexpr task_id(const void* p) noexcept : v_(reinterpret_cast<std::uintptr_t>(p)) {}
+  explicit task_id(const void* p) noexcept : v_(reinterpret_cast<std::uintptr_t>(p)) {}
   std::uintptr_t v_ = 0;
 };
 
