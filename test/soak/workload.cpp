@@ -149,10 +149,13 @@ counts workload::cycle(std::chrono::milliseconds length) {
 
   const auto end = steady::now() + length;
   {
+    // Seeds drawn here, on this thread: the producers must not share cycle_rng.
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(producers));
+    for (auto& s : seeds) s = cycle_rng();
     std::vector<std::jthread> threads;
     for (int p = 0; p < producers; ++p) {
       threads.emplace_back([&, p] {
-        std::mt19937_64 rng(cycle_rng() + static_cast<std::uint64_t>(p));
+        std::mt19937_64 rng(seeds[static_cast<std::size_t>(p)]);
         std::uniform_int_distribution<int> percent(0, 99);
         auto& mine = one_shots[static_cast<std::size_t>(p)];
         auto& ticks = periodics[static_cast<std::size_t>(p)];
