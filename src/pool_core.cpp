@@ -102,7 +102,14 @@ void pool_core::enqueue(const task_ptr& t, const char* where) {
   // come a moment later, instead of getting a future that is already
   // cancelled. Java cancels it silently here; an exception the caller can see
   // is what "rejected after shutdown" promises.
-  if (settle_after_offer(t) == offer_outcome::kept) return;
+  offer_outcome outcome{};
+  try {
+    outcome = settle_after_offer(t);
+  } catch (...) {
+    t->cancel(false);  // withdrawn: no thread could be started to run it
+    throw;
+  }
+  if (outcome == offer_outcome::kept) return;
   try {
     reject(t, where, true);
   } catch (...) {
@@ -124,11 +131,9 @@ pool_core::offer_outcome pool_core::settle_after_offer(const task_ptr& t) {
       return offer_outcome::withdrawn;
   } catch (...) {
     // No thread could be started. If none runs at all, the task would sit
-    // forever: withdraw it and let the caller see the error.
-    if (live_.load() == 0 && queue_.remove(*t)) {
-      t->cancel(false);
-      throw;
-    }
+    // forever: withdraw it and let the caller see the error (the caller
+    // settles the task: a timer wait must not complete for a failed call).
+    if (live_.load() == 0 && queue_.remove(*t)) throw;
   }
   return offer_outcome::kept;
 }
@@ -157,11 +162,18 @@ void pool_core::submit_internal(const task_ptr& t, bool due_now) {
   // queues are not; an offer refused because a cancel() won is settled.
   // Executor work withdrawn by a racing shutdown is dropped as Asio drops
   // handlers of a stopped context: its destructor runs, its work is released.
-  if (due_now ? queue_.offer_now(t) : queue_.offer(t))
-    if (settle_after_offer(t) == offer_outcome::withdrawn) {
-      t->cancel(false);
-      try_terminate();
-    }
+  if (!(due_now ? queue_.offer_now(t) : queue_.offer(t))) return;
+  offer_outcome outcome{};
+  try {
+    outcome = settle_after_offer(t);
+  } catch (...) {
+    t->discard();  // dropped uncalled, as the failed post or wait reports
+    throw;
+  }
+  if (outcome == offer_outcome::withdrawn) {
+    t->cancel(false);
+    try_terminate();
+  }
 }
 
 void pool_core::work_finished() noexcept {

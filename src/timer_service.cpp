@@ -34,6 +34,18 @@ void pending_waits::push(task_ptr op) {
   }
 }
 
+void pending_waits::remove(const task_base& op) noexcept {
+  if (first_.get() == &op) {
+    first_.reset();
+    if (!rest_.empty()) {
+      first_ = std::move(rest_.front());
+      rest_.erase(rest_.begin());
+    }
+    return;
+  }
+  std::erase_if(rest_, [&](const task_ptr& p) { return p.get() == &op; });
+}
+
 task_ptr pending_waits::take_oldest() {
   task_ptr oldest = std::move(first_);
   if (!rest_.empty()) {
@@ -158,14 +170,28 @@ void timer_service::learn_executor(const boost::asio::any_io_executor& ex) {
   native_executor_known_.store(true);
 }
 
-void timer_service::start_wait(implementation_type& impl, const detail::task_ptr& op) {
-  detail::pool_core* const pool = register_op(static_cast<detail::wait_op_base&>(*op));
-  {
-    std::lock_guard lock(impl.state->mutex);
-    op->set_deadline(impl.state->expiry);
-    impl.state->pending.push(op);
+void timer_service::start(const detail::task_ptr& op, detail::timer_state* timer) {
+  auto& wait = static_cast<detail::wait_op_base&>(*op);
+  const registration r = register_op(wait);
+  if (!r.accepted) return wait.abandon();  // the context is going: destroyed uncalled, as Asio does
+  try {
+    if (timer) {
+      std::lock_guard lock(timer->mutex);
+      op->set_deadline(timer->expiry);
+      timer->pending.push(op);
+    }
+    schedule_op(op, r.pool);
+  } catch (...) {
+    // Allocation failed on the way in (the pending list, a queue, the native
+    // wake-up, a pool thread): take the wait back out everywhere. The queues
+    // and the pool give it back before anyone could run it.
+    if (timer) {
+      std::lock_guard lock(timer->mutex);
+      timer->pending.remove(*op);
+    }
+    wait.abandon();
+    throw;
   }
-  schedule_op(op, pool);
 }
 
 void timer_service::schedule_op(const detail::task_ptr& op, detail::pool_core* pool) {
@@ -178,8 +204,9 @@ void timer_service::schedule_op(const detail::task_ptr& op, detail::pool_core* p
 
 // ---- the registry of live waits ----------------------------------------------
 
-detail::pool_core* timer_service::register_op(detail::wait_op_base& op) {
+timer_service::registration timer_service::register_op(detail::wait_op_base& op) {
   std::lock_guard lock(mutex_);
+  if (shutting_down_) return {false, nullptr};
   any_timer_ = true;  // a standalone wait counts as a timer for use_pool()
   op.registry = this;
   op.registered = true;
@@ -190,7 +217,7 @@ detail::pool_core* timer_service::register_op(detail::wait_op_base& op) {
   ++live_count_;
   // Read here, under the lock we hold anyway: pool_ is fixed from the first
   // timer on (use_pool() refuses later), and it lives as long as the service.
-  return pool_.get();
+  return {true, pool_.get()};
 }
 
 void timer_service::unregister_op_locked(detail::wait_op_base& op) noexcept {
@@ -206,9 +233,16 @@ void timer_service::unregister_op_locked(detail::wait_op_base& op) noexcept {
 bool timer_service::begin_delivery(detail::wait_op_base& op) noexcept {
   std::lock_guard lock(mutex_);
   unregister_op_locked(op);
-  if (shutting_down_) return false;
+  // Counted even when refused: the caller then releases the handler and its
+  // tracked work on this context, which shutdown() must outlast.
   in_flight_.fetch_add(1);
-  return true;
+  return !shutting_down_;
+}
+
+void timer_service::withdraw(detail::wait_op_base& op) noexcept {
+  std::lock_guard lock(mutex_);
+  unregister_op_locked(op);
+  if (shutting_down_ && live_head_ == nullptr) deliveries_done_.notify_all();
 }
 
 void timer_service::end_delivery(detail::wait_op_base&) noexcept {
@@ -225,22 +259,30 @@ void timer_service::end_delivery(detail::wait_op_base&) noexcept {
 
 void timer_service::shutdown() {
   std::vector<detail::task_ptr> live;
+  {
+    std::lock_guard lock(mutex_);
+    shutting_down_ = true;  // from here on no wait registers, none is delivered
+    in_flight_.fetch_or(closing_bit);
+    // Every registered wait is alive: whoever holds it calls
+    // begin_delivery() or withdraw() before letting go of it.
+    for (auto* op = live_head_; op != nullptr; op = op->next) live.emplace_back(op);
+  }
+  // Asio's rule: pending handlers are destroyed without being called. A
+  // wait still pending is discarded (and withdraws itself); one a pool
+  // thread has already started firing cannot be, and reaches
+  // begin_delivery(), which refuses it.
+  for (auto& op : live) op->discard();
+  live.clear();
   std::unique_ptr<detail::native_wakeup> native;
   {
     std::unique_lock lock(mutex_);
-    shutting_down_ = true;
-    in_flight_.fetch_or(closing_bit);
-    // A pool thread may be handing a completion to this context right now;
-    // let it finish before the context's queues go away.
-    deliveries_done_.wait(lock, [&] { return (in_flight_.load() & ~closing_bit) == 0; });
-    for (auto* op = live_head_; op != nullptr; op = op->next) live.emplace_back(op);
-    while (live_head_) unregister_op_locked(*live_head_);
+    // Wait for those in-flight ones: they touch this service and release
+    // tracked work on the context, so both must outlive them.
+    deliveries_done_.wait(lock, [&] { return live_head_ == nullptr && (in_flight_.load() & ~closing_bit) == 0; });
     native = std::move(native_);
     armed_ = false;
     ++generation_;
   }
-  // Asio's rule: pending handlers are destroyed without being called.
-  for (auto& op : live) op->discard();
   queue_.drain();
   native.reset();
 }
@@ -252,21 +294,42 @@ void timer_service::schedule_native(const detail::task_ptr& op) {
   std::lock_guard lock(mutex_);
   op->set_sequence(sequence_++);
   bool new_head = false;
-  if (shutting_down_ || !queue_.offer(op, new_head)) return;  // cancelled meanwhile: already completed
+  // Shutting down: shutdown() discards it. Cancelled meanwhile: completed.
+  if (shutting_down_ || !queue_.offer(op, new_head)) return;
   // Re-arm only when the head moved earlier: a later wait never touches the
   // native timer, so most waits cost no reactor work at all.
   const detail::time_point head = op->deadline();
-  if (new_head && !detail::is_never(head) && (!armed_ || head < armed_at_)) arm_locked(head);
+  if (!new_head || detail::is_never(head) || (armed_ && head >= armed_at_)) return;
+  try {
+    arm_locked(head);
+  } catch (...) {
+    // Out before any thread could take it (we still hold the lock).
+    queue_.remove(*op);
+    rearm_at_head_locked();
+    throw;
+  }
 }
 
 void timer_service::arm_locked(detail::time_point t) {
   if (!native_) native_ = std::make_unique<detail::native_wakeup>(*native_executor_);
-  armed_ = true;
-  armed_at_ = t;
+  // Disarmed until the new native wait is in place: if async_wait throws,
+  // the previous one is already cancelled by expires_at().
+  armed_ = false;
   const std::uint64_t generation = ++generation_;
   native_->timer.expires_at(t);  // cancels the previous native wait, if any
   native_->timer.async_wait(
       [this, generation](const boost::system::error_code& ec) { on_native_expiry(ec, generation); });
+  armed_ = true;
+  armed_at_ = t;
+}
+
+void timer_service::rearm_at_head_locked() noexcept {
+  try {
+    const auto head = queue_.head_deadline();
+    if (head && !detail::is_never(*head)) arm_locked(*head);
+  } catch (...) {
+    // Still out of memory: the waits stay queued, and the next wait re-arms.
+  }
 }
 
 void timer_service::on_native_expiry(const boost::system::error_code& ec, std::uint64_t generation) {
@@ -276,8 +339,7 @@ void timer_service::on_native_expiry(const boost::system::error_code& ec, std::u
     if (ec == boost::asio::error::operation_aborted || generation != generation_ || shutting_down_) return;
     armed_ = false;
     while (detail::task_ptr t = queue_.poll()) due.push_back(std::move(t));
-    const auto head = queue_.head_deadline();
-    if (head && !detail::is_never(*head)) arm_locked(*head);
+    rearm_at_head_locked();  // at the new head; noexcept, best effort
   }
   if (due.empty()) return;
   complete_due(std::make_shared<std::vector<detail::task_ptr>>(std::move(due)), 0, 0);
@@ -300,6 +362,14 @@ void timer_service::complete_due(const std::shared_ptr<std::vector<detail::task_
   }
   // A handler that throws propagates out of io_context::run() as Asio
   // documents; the waits after it in this chunk are posted so none is lost.
+  // Handlers of this context run inline (wait_op::deliver), so each one's
+  // exception leaves run() on its own.
+  struct completing_here {
+    const boost::asio::execution_context* outer;
+    explicit completing_here(const boost::asio::execution_context* ctx) noexcept
+        : outer(std::exchange(detail::completing_context, ctx)) {}
+    ~completing_here() { detail::completing_context = outer; }
+  } scope(&context_);
   std::size_t i = begin;
   try {
     for (; i < end; ++i) fire((*due)[i]);

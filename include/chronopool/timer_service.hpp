@@ -35,6 +35,8 @@ class pending_waits {
   bool empty() const noexcept { return !first_; }
   /// Appends @p op after dropping waits that have completed meanwhile.
   void push(task_ptr op);
+  /// Takes @p op out, wherever it is (a wait whose start failed).
+  void remove(const task_base& op) noexcept;
   /// Removes and returns the oldest; null when empty.
   task_ptr take_oldest();
   /// Moves every wait into @p out (oldest first); @p out is cleared first.
@@ -115,7 +117,7 @@ class timer_service : public boost::asio::execution_context::service, private de
     using op_type = detail::wait_op<std::decay_t<Handler>, IoExecutor>;
     static_cast<op_type&>(*op).connect_cancellation(op);
     if (!native_executor_known_) learn_executor(boost::asio::any_io_executor(io_ex));
-    start_wait(impl, op);
+    start(op, impl.state.get());
   }
 
   /// A wait that belongs to no timer object: completes @p handler at
@@ -128,9 +130,8 @@ class timer_service : public boost::asio::execution_context::service, private de
     using op_type = detail::wait_op<std::decay_t<Handler>, IoExecutor>;
     static_cast<op_type&>(*op).connect_cancellation(op);
     if (!native_executor_known_) learn_executor(boost::asio::any_io_executor(io_ex));
-    detail::pool_core* const pool = register_op(static_cast<detail::wait_op_base&>(*op));
     op->set_deadline(deadline);
-    schedule_op(op, pool);
+    start(op, nullptr);
     return op;
   }
 
@@ -138,18 +139,29 @@ class timer_service : public boost::asio::execution_context::service, private de
   void shutdown() override;
 
   void learn_executor(const boost::asio::any_io_executor& ex);
-  void start_wait(implementation_type& impl, const detail::task_ptr& op);
+  /// Registers @p op, adds it to @p timer's pending waits (when it has a
+  /// timer; its deadline is then the timer's expiry) and queues it. Strong
+  /// guarantee: if anything throws, the wait is gone again and its handler
+  /// is destroyed uncalled, so a call that reports failure never completes.
+  void start(const detail::task_ptr& op, detail::timer_state* timer);
   /// Hands a registered wait with its deadline set to whoever drives timers:
   /// @p pool (what register_op() returned) or, when null, this service.
   void schedule_op(const detail::task_ptr& op, detail::pool_core* pool);
-  /// Adds @p op to the live waits; returns the pool that drives this
-  /// context's timers, or null when they are driven natively.
-  detail::pool_core* register_op(detail::wait_op_base& op);
+  struct registration {
+    bool accepted;            // false once the context is shutting down
+    detail::pool_core* pool;  // the pool that drives this context's timers, or null
+  };
+  /// Adds @p op to the live waits.
+  registration register_op(detail::wait_op_base& op);
   void unregister_op_locked(detail::wait_op_base& op) noexcept;
 
   // Native driving (contexts that are not pools).
   void schedule_native(const detail::task_ptr& op);
   void arm_locked(detail::time_point t);
+  /// Points the native wake-up at the queue's head, if there is one to wait
+  /// for. Never throws: after an allocation failure the waits stay queued and
+  /// the next wait re-arms.
+  void rearm_at_head_locked() noexcept;
   void on_native_expiry(const boost::system::error_code& ec, std::uint64_t generation);
   /// Completes (*due)[begin, end); with end 0, the whole batch from begin,
   /// sharing it with the context's other threads in chunks.
@@ -166,6 +178,7 @@ class timer_service : public boost::asio::execution_context::service, private de
   // wait_registry
   bool begin_delivery(detail::wait_op_base& op) noexcept override;
   void end_delivery(detail::wait_op_base& op) noexcept override;
+  void withdraw(detail::wait_op_base& op) noexcept override;
 
   boost::asio::execution_context& context_;
   std::shared_ptr<detail::pool_core> pool_;  // set when a pool drives the waits

@@ -183,8 +183,8 @@ BOOST_AUTO_TEST_CASE(a_pool_timer_destroyed_inside_a_pool_task) {
 
 BOOST_AUTO_TEST_CASE(an_io_context_destroyed_from_another_thread_while_a_pool_keeps_its_waits) {
   // use_pool: the pool's threads keep the context's time; its waits are far
-  // off, so none is firing when the context goes (see the disabled case
-  // below for one that is).
+  // off, so none is firing when the context goes (see the case below for
+  // one that is).
   scheduled_thread_pool pool(2);
   for (int round = 0; round < 20; ++round) {
     BOOST_TEST_CONTEXT("round " << round) {
@@ -234,15 +234,14 @@ BOOST_AUTO_TEST_CASE(an_io_context_destroyed_after_run_stopped_midway) {
   BOOST_TEST(near.copies.live.load() == 0);
 }
 
-// KNOWN BUG (disabled until fixed): a pool thread that has started firing
-// one of a use_pool context's waits (task_base::try_start done) but has not
-// yet reached wait_op::deliver's begin_delivery() is not counted as a
-// delivery in flight, so timer_service::shutdown() does not wait for it; the
-// context and its timer service are destroyed, and the pool thread then
-// calls begin_delivery() on the destroyed service and, refused, releases the
-// wait's tracked work on the destroyed io_context's scheduler:
-// heap-use-after-free (ASan) or a crash, within a few hundred rounds.
-BOOST_AUTO_TEST_CASE(an_io_context_destroyed_while_a_pool_completes_its_waits, *boost::unit_test::disabled()) {
+// A pool thread may have started firing one of a use_pool context's waits
+// (task_base::try_start done) without having reached begin_delivery() when
+// the context is destroyed. timer_service::shutdown() once did not wait for
+// it, and the pool thread then used the destroyed service and released work
+// on the destroyed io_context (heap-use-after-free within a few hundred
+// rounds); shutdown() now waits until every registered wait has been
+// delivered, refused or withdrawn.
+BOOST_AUTO_TEST_CASE(an_io_context_destroyed_while_a_pool_completes_its_waits) {
   // use_pool: pool threads fire the waits and hand their completions to the
   // io_context, which is destroyed (never run) at about the same moment.
   scheduled_thread_pool pool(2);
@@ -273,17 +272,12 @@ BOOST_AUTO_TEST_CASE(an_io_context_destroyed_while_a_pool_completes_its_waits, *
   BOOST_TEST(pool.submit([] { return 1; }).get() == 1);
 }
 
-// KNOWN BUG (disabled until fixed; run with
-// --run_test=destruction_with_work_pending/<name>): a wait that belongs to
-// no timer object (async_sleep, a periodic handler's tick) and is still
-// pending when its pool is destroyed is discarded by the pool
-// (pool_core::stop_all(false) -> wait_op::discard(), which cancels it
-// silently without unregistering it from the timer service) and freed when
-// the pool drops its queue; timer_service::shutdown() then walks its registry
-// of live waits and touches the freed wait: heap-use-after-free (ASan), a
-// crash without it. The same holds for an io_context whose waits a pool keeps
-// (use_pool) when the pool is destroyed first.
-BOOST_AUTO_TEST_CASE(a_pool_destroyed_with_an_async_sleep_pending, *boost::unit_test::disabled()) {
+// A wait that belongs to no timer object (async_sleep, a periodic handler's
+// tick), pending when its pool is destroyed, is discarded by the pool. It
+// once stayed in the timer service's registry after being freed, and
+// shutdown() touched it (heap-use-after-free); a discarded wait now
+// withdraws itself from the registry before it can be freed.
+BOOST_AUTO_TEST_CASE(a_pool_destroyed_with_an_async_sleep_pending) {
   handler_ledger wait;
   {
     scheduled_thread_pool pool(1);
@@ -292,6 +286,32 @@ BOOST_AUTO_TEST_CASE(a_pool_destroyed_with_an_async_sleep_pending, *boost::unit_
   }
   BOOST_TEST(wait.calls.load() == 0);
   BOOST_TEST(wait.copies.live.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_pool_destroyed_before_the_io_context_whose_waits_it_keeps) {
+  // use_pool, then the pool goes first: the context's pending waits are
+  // discarded with it (handlers destroyed, never called), and destroying the
+  // context afterwards touches none of them.
+  handler_ledger sleep_wait, timer_wait;
+  {
+    asio::io_context io;
+    std::unique_ptr<steady_timer> timer;  // outlives the pool
+    {
+      scheduled_thread_pool pool(1);
+      chronopool::use_pool(io, pool);
+      timer = std::make_unique<steady_timer>(io, 1h);
+      chronopool::async_sleep(io.get_executor(), 1h, sleep_wait.handler());
+      timer->async_wait(timer_wait.handler());
+      injected("a pool destroyed before the io_context whose waits it keeps");
+    }
+    BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == 0u);
+    BOOST_TEST(timer->cancel() == 0u);  // nothing left to cancel
+    timer.reset();
+  }
+  for (auto* w : {&sleep_wait, &timer_wait}) {
+    BOOST_TEST(w->calls.load() == 0);
+    BOOST_TEST(w->copies.live.load() == 0);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -20,6 +20,8 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution.hpp>
+#include <boost/asio/execution_context.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 
@@ -33,15 +35,26 @@ namespace chronopool::detail {
 
 class wait_op_base;
 
+/// The context whose due waits this thread is completing right now, inside
+/// that context's run() (set by the timer service around a batch): a handler
+/// that belongs to it may be called directly.
+inline thread_local const boost::asio::execution_context* completing_context = nullptr;
+
 /// Where a wait reports its completion: the timer service keeps a registry of
 /// live waits so that destroying its context can abandon them and wait for a
-/// completion already in flight on another thread.
+/// completion already in flight on another thread. A registered wait leaves
+/// the registry exactly once, through begin_delivery() or withdraw(), before
+/// its last reference can go: the registry may hold it by raw pointer.
 class wait_registry {
  public:
-  /// False once the context is shutting down: the handler must then be
-  /// destroyed without being invoked.
+  /// Takes the wait off the live list; every call is paired with
+  /// end_delivery(), which must come after the handler and the tracked work
+  /// are handed on or released. False once the context is shutting down: the
+  /// handler must then be destroyed without being invoked.
   virtual bool begin_delivery(wait_op_base& op) noexcept = 0;
   virtual void end_delivery(wait_op_base& op) noexcept = 0;
+  /// Takes a wait dropped without delivery (discarded) off the live list.
+  virtual void withdraw(wait_op_base& op) noexcept = 0;
 
  protected:
   ~wait_registry() = default;
@@ -52,6 +65,10 @@ class wait_op_base : public task_base {
  public:
   wait_op_base() noexcept : task_base(task_kind::one_shot) { set_internal(true); }
 
+  /// The initiating call failed after the wait was created: drop it without
+  /// calling its handler, and disconnect its cancellation slot (we are on
+  /// the initiating thread, where the slot's signal is known to be alive).
+  virtual void abandon() noexcept = 0;
 
   // Registry links, guarded by the registry's mutex.
   wait_registry* registry = nullptr;
@@ -81,12 +98,20 @@ class wait_op final : public wait_op_base {
   /// cancellation all cancel this wait.
   void connect_cancellation(task_ptr self) {
     auto slot = boost::asio::get_associated_cancellation_slot(*handler_);
-    if (slot.is_connected()) slot.template emplace<cancel_handler>(std::move(self));
+    if (slot.is_connected()) {
+      slot.template emplace<cancel_handler>(std::move(self));
+      slot_ = slot;
+    }
   }
 
   void discard() noexcept override {
     silent_.store(true);
     cancel(false);
+  }
+
+  void abandon() noexcept override {
+    if (slot_.is_connected()) slot_.clear();
+    discard();
   }
 
  private:
@@ -108,11 +133,78 @@ class wait_op final : public wait_op_base {
   void do_invoke() override { deliver(boost::system::error_code(), /*may_run_here=*/true); }
 
   // cancel() won before the deadline: complete with operation_aborted, never
-  // inside the cancelling call.
+  // inside the cancelling call. The completion is posted as a trampoline that
+  // holds only this wait, so the handler stays here until it runs: if the
+  // post cannot allocate (this path is noexcept), the handler is still ours
+  // and, as a last resort, runs here with operation_aborted rather than being
+  // lost or terminating the process.
   void on_cancel_before_run() noexcept override {
-    if (silent_.load()) return release_callable();
-    deliver(boost::asio::error::operation_aborted, /*may_run_here=*/false);
+    if (silent_.load()) {
+      if (registry) registry->withdraw(*this);
+      return release_callable();
+    }
+    if (!handler_) return;
+    if (!begin()) return;
+    const end_guard guard{this};
+    abort_state_.store(abort_posting);
+    try {
+      auto alloc = boost::asio::get_associated_allocator(*handler_);
+      auto trampoline = boost::asio::bind_allocator(alloc, abort_trampoline(task_ptr(this)));
+      bool posted = false;
+      if constexpr (std::is_same_v<handler_work_type, io_work_type>) {
+        if (*handler_work_ == *io_work_) {
+          boost::asio::post(*io_work_, std::move(trampoline));
+          posted = true;
+        }
+      }
+      if (!posted) boost::asio::post(*io_work_, boost::asio::bind_executor(*handler_work_, std::move(trampoline)));
+    } catch (...) {
+      abort_state_.store(abort_posted);
+      try {
+        upcall(boost::asio::error::operation_aborted);
+      } catch (...) {
+        // A handler that throws has nowhere to go from a noexcept cancel.
+      }
+      return;
+    }
+    // The executor may have dropped the trampoline unrun inside post (a
+    // stopped pool does): then nothing will run the handler; destroy it now.
+    if (abort_state_.exchange(abort_posted) == abort_dropped_while_posting) release_callable();
   }
+
+  // Where the posted cancel completion stands. The trampoline, when destroyed
+  // without having run (its context went away), destroys the handler too, as
+  // Asio destroys an unrun handler: it must not wait for the last reference
+  // to the wait, which a pool thread or a cancellation slot may hold long
+  // after the context is gone. While the post is still in progress that is
+  // left to the poster, which may need the handler for its fallback.
+  enum : int { abort_idle, abort_posting, abort_dropped_while_posting, abort_posted };
+  std::atomic<int> abort_state_{abort_idle};
+
+  void dropped_unrun() noexcept {
+    int s = abort_posting;
+    if (abort_state_.compare_exchange_strong(s, abort_dropped_while_posting)) return;
+    release_callable();
+  }
+
+  class abort_trampoline {
+   public:
+    explicit abort_trampoline(task_ptr op) noexcept : op_(std::move(op)) {}
+    abort_trampoline(abort_trampoline&&) noexcept = default;
+    abort_trampoline(const abort_trampoline&) = delete;
+    abort_trampoline& operator=(const abort_trampoline&) = delete;
+    abort_trampoline& operator=(abort_trampoline&&) = delete;
+    ~abort_trampoline() {
+      if (op_) static_cast<wait_op&>(*op_).dropped_unrun();
+    }
+    void operator()() {
+      const task_ptr op = std::move(op_);
+      static_cast<wait_op&>(*op).upcall(boost::asio::error::operation_aborted);
+    }
+
+   private:
+    task_ptr op_;
+  };
 
   void release_callable() noexcept override {
     handler_.reset();
@@ -127,15 +219,42 @@ class wait_op final : public wait_op_base {
     std::allocator_traits<self_alloc>::deallocate(a, this, 1);
   }
 
+  struct end_guard {
+    wait_op* op;
+    ~end_guard() {
+      if (op->registry) op->registry->end_delivery(*op);
+    }
+  };
+
+  // Starts a delivery: false when the context is shutting down, and the
+  // handler has then been destroyed without being called.
+  bool begin() noexcept {
+    if (!registry || registry->begin_delivery(*this)) return true;
+    release_callable();
+    registry->end_delivery(*this);
+    return false;
+  }
+
+  // The posted cancel completion: runs the handler once, with its tracked
+  // work released after it (as Asio's handler_work does).
+  void upcall(boost::system::error_code ec) {
+    if (!handler_) return;
+    Handler h(std::move(*handler_));
+    handler_.reset();
+    auto io_work = std::move(*io_work_);
+    auto handler_work = std::move(*handler_work_);
+    io_work_.reset();
+    handler_work_.reset();
+    if (slot_.is_connected()) slot_.clear();
+    std::move(h)(ec);
+  }
+
+  // The deadline came (on the thread driving the timers): hand the handler
+  // to its executor, running it right here when that is where it belongs.
   void deliver(boost::system::error_code ec, bool may_run_here) {
     if (!handler_) return;
-    if (registry && !registry->begin_delivery(*this)) return release_callable();
-    struct end_guard {
-      wait_op* op;
-      ~end_guard() {
-        if (op->registry) op->registry->end_delivery(*op);
-      }
-    } guard{this};
+    if (!begin()) return;
+    const end_guard guard{this};
     Handler h(std::move(*handler_));
     handler_.reset();
     auto io_work = std::move(*io_work_);
@@ -156,6 +275,15 @@ class wait_op final : public wait_op_base {
       // binder, a work_dispatcher and two more type-erased executor copies
       // per completion) would only dispatch to where it already is.
       if (handler_work == io_work) {
+        if (may_run_here && runs_inline_here(io_work)) {
+          // This thread is completing its own context's due waits (see
+          // timer_service::complete_due): call the handler directly, so an
+          // exception it throws leaves run() on its own, as with Asio's
+          // timers, instead of being captured by dispatch and merged with
+          // the rest of the batch.
+          call();
+          return;
+        }
         if (may_run_here) {
           boost::asio::dispatch(io_work, std::move(call));
         } else {
@@ -184,10 +312,21 @@ class wait_op final : public wait_op_base {
   using handler_work_type = std::decay_t<decltype(boost::asio::prefer(
       std::declval<const handler_executor_type&>(), boost::asio::execution::outstanding_work.tracked))>;
 
+  template <class Ex>
+  static bool runs_inline_here(const Ex& ex) noexcept {
+    if constexpr (boost::asio::can_query<const Ex&, boost::asio::execution::context_t>::value) {
+      return completing_context != nullptr &&
+             completing_context == &boost::asio::query(ex, boost::asio::execution::context);
+    } else {
+      return false;
+    }
+  }
+
   std::optional<Handler> handler_;
   std::optional<io_work_type> io_work_;
   std::optional<handler_work_type> handler_work_;
   handler_allocator allocator_{boost::asio::get_associated_allocator(*handler_)};
+  boost::asio::cancellation_slot slot_;  // connected when the handler has one
   std::atomic<bool> silent_{false};
 };
 
