@@ -40,6 +40,11 @@ class wait_op_base;
 /// that belongs to it may be called directly.
 inline thread_local const boost::asio::execution_context* completing_context = nullptr;
 
+/// The wait whose operation_aborted completion this thread is posting right
+/// now (wait_op::on_cancel_before_run): a posted call destroyed unrun during
+/// that post hands its handler back to the wait.
+inline thread_local const wait_op_base* posting_abort_of = nullptr;
+
 /// Where a wait reports its completion: the timer service keeps a registry of
 /// live waits so that destroying its context can abandon them and wait for a
 /// completion already in flight on another thread. A registered wait leaves
@@ -133,11 +138,10 @@ class wait_op final : public wait_op_base {
   void do_invoke() override { deliver(boost::system::error_code(), /*may_run_here=*/true); }
 
   // cancel() won before the deadline: complete with operation_aborted, never
-  // inside the cancelling call. The completion is posted as a trampoline that
-  // holds only this wait, so the handler stays here until it runs: if the
-  // post cannot allocate (this path is noexcept), the handler is still ours
-  // and, as a last resort, runs here with operation_aborted rather than being
-  // lost or terminating the process.
+  // inside the cancelling call, so the completion is posted. This path is
+  // noexcept, and the post allocates: if it fails, the posted call hands the
+  // handler back (see abort_call) and it runs here, on the cancelling thread,
+  // as a last resort rather than being lost or terminating the process.
   void on_cancel_before_run() noexcept override {
     if (silent_.load()) {
       if (registry) registry->withdraw(*this);
@@ -146,64 +150,85 @@ class wait_op final : public wait_op_base {
     if (!handler_) return;
     if (!begin()) return;
     const end_guard guard{this};
-    abort_state_.store(abort_posting);
-    try {
-      auto alloc = boost::asio::get_associated_allocator(*handler_);
-      auto trampoline = boost::asio::bind_allocator(alloc, abort_trampoline(task_ptr(this)));
-      bool posted = false;
-      if constexpr (std::is_same_v<handler_work_type, io_work_type>) {
-        if (*handler_work_ == *io_work_) {
-          boost::asio::post(*io_work_, std::move(trampoline));
-          posted = true;
-        }
-      }
-      if (!posted) boost::asio::post(*io_work_, boost::asio::bind_executor(*handler_work_, std::move(trampoline)));
-    } catch (...) {
-      abort_state_.store(abort_posted);
+    auto io_work = std::move(*io_work_);
+    auto handler_work = std::move(*handler_work_);
+    io_work_.reset();
+    handler_work_.reset();
+    bool post_failed = false;
+    {
+      const posting_abort scope(this);
       try {
-        upcall(boost::asio::error::operation_aborted);
+        auto alloc = boost::asio::get_associated_allocator(*handler_);
+        abort_call call(*this);
+        bool posted = false;
+        if constexpr (std::is_same_v<handler_work_type, io_work_type>) {
+          if (handler_work == io_work) {
+            boost::asio::post(io_work, boost::asio::bind_allocator(alloc, std::move(call)));
+            posted = true;
+          }
+        }
+        if (!posted)
+          boost::asio::post(io_work,
+                            boost::asio::bind_executor(handler_work, boost::asio::bind_allocator(alloc, std::move(call))));
       } catch (...) {
-        // A handler that throws has nowhere to go from a noexcept cancel.
+        post_failed = true;
       }
-      return;
     }
-    // The executor may have dropped the trampoline unrun inside post (a
-    // stopped pool does): then nothing will run the handler; destroy it now.
-    if (abort_state_.exchange(abort_posted) == abort_dropped_while_posting) release_callable();
+    if (!handler_) return;  // posted: the usual case
+    // Handed back: the post failed, or the executor dropped the call unrun
+    // inside post (a stopped pool does), when Asio's rule is to destroy it.
+    if (!post_failed) return release_callable();
+    Handler h(std::move(*handler_));
+    handler_.reset();
+    if (slot_.is_connected()) slot_.clear();
+    try {
+      std::move(h)(boost::system::error_code(boost::asio::error::operation_aborted));
+    } catch (...) {
+      // A handler that throws has nowhere to go from a noexcept cancel.
+    }
   }
 
-  // Where the posted cancel completion stands. The trampoline, when destroyed
-  // without having run (its context went away), destroys the handler too, as
-  // Asio destroys an unrun handler: it must not wait for the last reference
-  // to the wait, which a pool thread or a cancellation slot may hold long
-  // after the context is gone. While the post is still in progress that is
-  // left to the poster, which may need the handler for its fallback.
-  enum : int { abort_idle, abort_posting, abort_dropped_while_posting, abort_posted };
-  std::atomic<int> abort_state_{abort_idle};
+  // The wait whose abort this thread is posting right now.
+  struct posting_abort {
+    const wait_op_base* outer;
+    explicit posting_abort(const wait_op_base* op) noexcept : outer(std::exchange(posting_abort_of, op)) {}
+    ~posting_abort() { posting_abort_of = outer; }
+  };
 
-  void dropped_unrun() noexcept {
-    int s = abort_posting;
-    if (abort_state_.compare_exchange_strong(s, abort_dropped_while_posting)) return;
-    release_callable();
-  }
-
-  class abort_trampoline {
+  // The posted abort completion: carries the handler, so the wait itself is
+  // freed by the canceller and nothing waits on it. Destroyed unrun while
+  // its own post is still in progress on this thread (the post failed, or
+  // the executor dropped it at once), it hands the handler back to the wait;
+  // destroyed unrun later (its context went away), it destroys the handler,
+  // as Asio does.
+  class abort_call {
    public:
-    explicit abort_trampoline(task_ptr op) noexcept : op_(std::move(op)) {}
-    abort_trampoline(abort_trampoline&&) noexcept = default;
-    abort_trampoline(const abort_trampoline&) = delete;
-    abort_trampoline& operator=(const abort_trampoline&) = delete;
-    abort_trampoline& operator=(abort_trampoline&&) = delete;
-    ~abort_trampoline() {
-      if (op_) static_cast<wait_op&>(*op_).dropped_unrun();
+    explicit abort_call(wait_op& op) noexcept(std::is_nothrow_move_constructible_v<Handler>)
+        : owner_(&op), slot_(op.slot_), handler_(std::move(*op.handler_)) {
+      op.handler_.reset();
+    }
+    abort_call(abort_call&& o) noexcept(std::is_nothrow_move_constructible_v<Handler>)
+        : owner_(o.owner_), slot_(o.slot_), handler_(std::move(o.handler_)) {
+      o.handler_.reset();
+    }
+    abort_call(const abort_call&) = delete;
+    abort_call& operator=(const abort_call&) = delete;
+    abort_call& operator=(abort_call&&) = delete;
+    ~abort_call() {
+      if (handler_ && posting_abort_of == owner_) owner_->handler_.emplace(std::move(*handler_));
     }
     void operator()() {
-      const task_ptr op = std::move(op_);
-      static_cast<wait_op&>(*op).upcall(boost::asio::error::operation_aborted);
+      Handler h(std::move(*handler_));
+      handler_.reset();
+      // Cleared first, on the handler's own executor, where the slot's signal lives.
+      if (slot_.is_connected()) slot_.clear();
+      std::move(h)(boost::system::error_code(boost::asio::error::operation_aborted));
     }
 
    private:
-    task_ptr op_;
+    wait_op* owner_;  // only touched during the post, while the canceller holds the wait
+    boost::asio::cancellation_slot slot_;
+    std::optional<Handler> handler_;
   };
 
   void release_callable() noexcept override {
@@ -233,20 +258,6 @@ class wait_op final : public wait_op_base {
     release_callable();
     registry->end_delivery(*this);
     return false;
-  }
-
-  // The posted cancel completion: runs the handler once, with its tracked
-  // work released after it (as Asio's handler_work does).
-  void upcall(boost::system::error_code ec) {
-    if (!handler_) return;
-    Handler h(std::move(*handler_));
-    handler_.reset();
-    auto io_work = std::move(*io_work_);
-    auto handler_work = std::move(*handler_work_);
-    io_work_.reset();
-    handler_work_.reset();
-    if (slot_.is_connected()) slot_.clear();
-    std::move(h)(ec);
   }
 
   // The deadline came (on the thread driving the timers): hand the handler
