@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <pthread.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -417,6 +418,15 @@ BOOST_AUTO_TEST_CASE(thread_names_use_the_prefix) {
   auto c = long_pool.submit([] { return current_thread_name(); });
   require_ready(c);
   BOOST_CHECK_EQUAL(c.get(), std::string("a-rather-long-thread-prefix").substr(0, 15));
+}
+
+BOOST_AUTO_TEST_CASE(workers_sleep_with_the_minimum_timer_slack) {
+  // A worker's timed sleep ends at the head deadline; the default 50 us slack
+  // would be added to every task's lateness.
+  scheduled_thread_pool pool(1);
+  auto slack = pool.schedule(1ms, [] { return ::prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL); });
+  require_ready(slack);
+  BOOST_TEST(slack.get() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(terminated_hook_runs_once_after_join) {
