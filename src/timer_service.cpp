@@ -18,15 +18,17 @@ boost::asio::execution_context::id timer_service::id;
 
 namespace detail {
 
+void pending_waits::drop_first() noexcept {
+  first_.reset();
+  if (!rest_.empty()) {
+    first_ = std::move(rest_.front());
+    rest_.erase(rest_.begin());
+  }
+}
+
 void pending_waits::push(task_ptr op) {
   std::erase_if(rest_, [](const task_ptr& p) { return p->done(); });
-  if (first_ && first_->done()) {
-    first_.reset();
-    if (!rest_.empty()) {
-      first_ = std::move(rest_.front());
-      rest_.erase(rest_.begin());
-    }
-  }
+  if (first_ && first_->done()) drop_first();
   if (!first_) {
     first_ = std::move(op);
   } else {
@@ -35,23 +37,13 @@ void pending_waits::push(task_ptr op) {
 }
 
 void pending_waits::remove(const task_base& op) noexcept {
-  if (first_.get() == &op) {
-    first_.reset();
-    if (!rest_.empty()) {
-      first_ = std::move(rest_.front());
-      rest_.erase(rest_.begin());
-    }
-    return;
-  }
+  if (first_.get() == &op) return drop_first();
   std::erase_if(rest_, [&](const task_ptr& p) { return p.get() == &op; });
 }
 
 task_ptr pending_waits::take_oldest() {
   task_ptr oldest = std::move(first_);
-  if (!rest_.empty()) {
-    first_ = std::move(rest_.front());
-    rest_.erase(rest_.begin());
-  }
+  drop_first();  // first_ is already empty: this moves the next one up
   return oldest;
 }
 

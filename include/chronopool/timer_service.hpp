@@ -44,6 +44,9 @@ class pending_waits {
   void take_all(task_ptr& first, std::vector<task_ptr>& rest) noexcept;
 
  private:
+  /// Drops the oldest and moves the next one up into the inline slot.
+  void drop_first() noexcept;
+
   task_ptr first_;
   std::vector<task_ptr> rest_;
 };
