@@ -1,0 +1,101 @@
+// The Redis function library's calls: argument vectors out, typed results in.
+// Pure functions, so the wire shapes are tested without a server.
+#pragma once
+
+#include <chronopool/durable/detail/redis_value.hpp>
+#include <chronopool/durable/scheduler_options.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chronopool::durable::detail {
+
+/// Key names of one namespace: "cp:{<ns>}:" + suffix.
+class key_space {
+ public:
+  explicit key_space(std::string_view name_space);
+  const std::string& prefix() const noexcept { return prefix_; }
+  std::string due_key() const { return prefix_ + "due"; }
+  std::string wake_channel() const { return prefix_ + "wake"; }
+
+ private:
+  std::string prefix_;
+};
+
+enum class schedule_kind { once, fixed_rate, fixed_delay };
+
+/// Deadlines travel as milliseconds since the Unix epoch on the server's
+/// clock. Lua numbers are doubles, so everything is kept below 2^50 ms
+/// (~35,000 years): later than that means "never" and is clamped there.
+inline constexpr std::int64_t max_time_ms = std::int64_t{1} << 50;
+
+/// Milliseconds on the server's clock as a system_clock time point,
+/// saturating: "never" (max_time_ms) lies past system_clock's range (~2262).
+inline std::chrono::system_clock::time_point to_time_point(std::int64_t ms) {
+  using tp = std::chrono::system_clock::time_point;
+  constexpr auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(tp::max().time_since_epoch()).count();
+  if (ms >= limit) return tp::max();
+  if (ms <= -limit) return tp::min();
+  return tp(std::chrono::milliseconds(ms));
+}
+
+struct put_request {
+  std::string id;
+  std::string task;
+  std::string payload;
+  schedule_kind kind = schedule_kind::once;
+  bool absolute = false;     ///< at_ms is a time point (else a delay from the server's now)
+  std::int64_t at_ms = 0;
+  std::int64_t period_ms = 0;
+  schedule_options options;
+};
+
+struct claimed_fire {
+  std::string id;
+  std::string task;
+  std::string payload;
+  std::int64_t due_ms = 0;
+  std::uint64_t token = 0;
+  std::uint32_t attempt = 0;
+  std::int64_t lease_expiry_ms = 0;
+};
+
+struct claim_result {
+  std::int64_t server_now_ms = 0;
+  std::int64_t next_event_ms = -1;  ///< -1: nothing scheduled
+  std::vector<claimed_fire> fires;
+};
+
+std::vector<std::string> load_functions_call();
+std::vector<std::string> put_call(const key_space& ks, const put_request& r);
+std::vector<std::string> claim_call(const key_space& ks, std::string_view owner,
+                                    std::int64_t lease_ms, std::size_t n);
+std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token);
+std::vector<std::string> nack_call(const key_space& ks, std::string_view id,
+                                   std::uint64_t token, std::int64_t retry_ms);
+std::vector<std::string> extend_call(const key_space& ks, std::string_view id,
+                                     std::uint64_t token, std::int64_t lease_ms);
+std::vector<std::string> cancel_call(const key_space& ks, std::string_view id);
+std::vector<std::string> get_call(const key_space& ks, std::string_view id);
+
+/// Maps an error reply of the library to an error_code: "STALE ..." to
+/// stale_lease, "EXISTS ..." to schedule_exists, anything else to
+/// server_error. A non-error value maps to success.
+boost::system::error_code error_of(const redis_value& v);
+
+/// Each parser returns protocol_error when the reply has the wrong shape,
+/// the mapped error for error replies, success otherwise.
+boost::system::error_code parse_claim(const redis_value& v, claim_result& out);
+/// {due_ms, server_now_ms} of cp_put_v1.
+boost::system::error_code parse_put(const redis_value& v, std::int64_t& due_ms);
+/// cp_ack_v1: `acked` is false for a repeated ack or a schedule that is gone.
+boost::system::error_code parse_ack(const redis_value& v, bool& acked, std::int64_t& next_due_ms);
+/// A single integer reply (extend, nack, cancel).
+boost::system::error_code parse_integer(const redis_value& v, std::int64_t& out);
+
+}  // namespace chronopool::durable::detail

@@ -1,0 +1,80 @@
+// One pipelined connection to Redis on an Asio executor.
+//
+// hiredis (0.14) does the protocol: its reader decodes replies and its
+// formatter encodes commands; the socket, the timeouts and the ordering are
+// ours. The connection is not thread-safe: every member is called on its
+// executor, which must not run two handlers at once (an io_context run by
+// one thread, or a strand).
+#pragma once
+
+#include <chronopool/durable/detail/redis_value.hpp>
+#include <chronopool/durable/redis_options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace chronopool::durable::detail {
+
+class redis_connection {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  using connect_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+  using reply_handler =
+      boost::asio::any_completion_handler<void(boost::system::error_code, redis_value)>;
+  /// Receives pub/sub messages: arrays whose first element is "message" or
+  /// "pmessage". Called on the connection's executor.
+  using push_handler = std::function<void(redis_value)>;
+
+  redis_connection(executor_type ex, redis_options options);
+  /// Closes the connection; outstanding requests complete with operation_aborted.
+  ~redis_connection();
+  redis_connection(const redis_connection&) = delete;
+  redis_connection& operator=(const redis_connection&) = delete;
+
+  executor_type get_executor() const noexcept;
+  const redis_options& options() const noexcept;
+
+  /// Resolves, connects and authenticates (when a password is configured).
+  /// Can be called again after the connection was lost or closed.
+  /// @par Completion Signature void(error_code)
+  template <class Token>
+  auto async_connect(Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [this](auto handler) { initiate_connect(connect_handler(std::move(handler))); }, token);
+  }
+
+  /// Sends one command, pipelined behind the ones before it, and completes
+  /// with its reply. An error reply from Redis is a value of kind error with
+  /// a success error_code; error_codes are for transport failures.
+  /// @par Completion Signature void(error_code, redis_value)
+  template <class Token>
+  auto async_execute(std::vector<std::string> args, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, redis_value)>(
+        [this](auto handler, std::vector<std::string> a) {
+          initiate_execute(std::move(a), reply_handler(std::move(handler)));
+        },
+        token, std::move(args));
+  }
+
+  void set_push_handler(push_handler h);
+
+  /// Closes the socket; outstanding requests complete with operation_aborted.
+  void close();
+  bool is_open() const noexcept;
+
+ private:
+  void initiate_connect(connect_handler h);
+  void initiate_execute(std::vector<std::string> args, reply_handler h);
+
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace chronopool::durable::detail

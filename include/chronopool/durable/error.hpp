@@ -1,0 +1,37 @@
+// Error codes of the durable (Redis-backed) scheduler.
+#pragma once
+
+#include <boost/system/error_code.hpp>
+
+#include <type_traits>
+
+namespace chronopool::durable {
+
+/// Failures reported by chronopool::durable operations as error_codes.
+/// Transport errors from the socket (connection refused, reset, ...) are
+/// passed through unchanged; these are the ones chronopool itself decides.
+enum class error {
+  not_connected = 1,   ///< no connection to Redis and none came up in time
+  request_timeout,     ///< Redis did not answer within request_timeout
+  connect_timeout,     ///< TCP connect + AUTH did not finish within connect_timeout
+  connection_lost,     ///< the connection closed with the request outstanding
+  protocol_error,      ///< the reply stream could not be parsed
+  auth_failed,         ///< AUTH was refused (the reply text is not kept: it may echo secrets)
+  server_error,        ///< Redis answered with an error reply to a command that must succeed
+  stale_lease,         ///< the fire's lease is gone or its fencing token was superseded
+  schedule_exists,     ///< a schedule with this id already exists
+  no_such_schedule,    ///< no schedule with this id
+  no_handler,          ///< no handler is registered for the schedule's task name
+  shut_down,           ///< the scheduler was stopped before the operation completed
+};
+
+const boost::system::error_category& durable_category() noexcept;
+
+inline boost::system::error_code make_error_code(error e) noexcept {
+  return {static_cast<int>(e), durable_category()};
+}
+
+}  // namespace chronopool::durable
+
+template <>
+struct boost::system::is_error_code_enum<chronopool::durable::error> : std::true_type {};

@@ -1,0 +1,71 @@
+// Settings of a durable scheduler and of one schedule.
+#pragma once
+
+#include <chronopool/durable/redis_options.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <string>
+
+namespace chronopool::durable {
+
+struct fire_context;
+
+/// What a periodic schedule does when it finds a whole period or more
+/// missed (after an outage, or when no worker was running). One-shots
+/// always fire.
+enum class misfire_policy {
+  /// Fire once now for the latest missed occurrence, then continue on the
+  /// schedule (Quartz's "fire now"). The default.
+  fire_once_now,
+  /// Fire nothing for the missed occurrences; the next one fires on time.
+  skip,
+  /// Fire the latest catch_up_max missed occurrences one after another.
+  catch_up,
+};
+
+/// Per-schedule settings.
+struct schedule_options {
+  misfire_policy misfire = misfire_policy::fire_once_now;
+  /// With misfire_policy::catch_up: how many missed occurrences to fire; at least 1.
+  std::uint32_t catch_up_max = 1;
+  /// Replace an existing schedule with the same id instead of failing with
+  /// error::schedule_exists.
+  bool replace = false;
+};
+
+/// Settings of one scheduler (one process's view of a namespace).
+struct scheduler_options {
+  redis_options redis;
+  /// Schedules live under the keys "cp:{<name_space>}:...": one hash tag, so
+  /// one cluster slot. Processes sharing a namespace share its schedules and
+  /// must register the same task names.
+  std::string name_space = "default";
+  /// Recorded in each lease; empty means "<hostname>:<pid>:<random>".
+  std::string owner;
+  /// How long a claimed fire is reserved for this process. Extended every
+  /// lease / 3 while its handler runs; must be longer than the worst pause
+  /// (GC-like stalls, SIGSTOP, network partition) for at-most-one-holder.
+  std::chrono::milliseconds lease{30000};
+  /// Upper bound on the sleep between claims when no pub/sub wake-up comes.
+  std::chrono::milliseconds max_poll{1000};
+  /// At most this many fires are claimed per request ...
+  std::size_t claim_batch = 16;
+  /// ... and at most this many run here at once.
+  std::size_t max_in_flight = 64;
+  /// A handler that throws gives its fire back; it may be claimed again after this.
+  std::chrono::milliseconds retry_delay{1000};
+  /// Reconnection backoff: doubles from min to max, with jitter.
+  std::chrono::milliseconds reconnect_min{50};
+  std::chrono::milliseconds reconnect_max{2000};
+  /// stop() waits this long for running handlers to return and be acknowledged.
+  std::chrono::milliseconds stop_timeout{5000};
+  /// Called (on the worker that ran it) when a handler throws; the fire is
+  /// given back and retried after retry_delay.
+  std::function<void(const fire_context&, std::exception_ptr)> on_handler_error;
+};
+
+}  // namespace chronopool::durable

@@ -1,0 +1,322 @@
+#!lua name=chronopool_v1
+--
+-- chronopool's durable schedules: the server-side half.
+--
+-- Every function takes one key, the namespace's due set "<p>due", where <p>
+-- is "cp:{<namespace>}:". All other keys are derived from that prefix and
+-- share its hash tag, so in a cluster they live in the one slot the key
+-- routes to. Keys:
+--   <p>due        ZSET  schedule id -> when it may be claimed (ms, Redis TIME)
+--   <p>inflight   ZSET  schedule id -> when its lease expires (ms)
+--   <p>s:<id>     HASH  the schedule: task, payload, kind, period, due, ...
+--   <p>l:<id>     HASH  the lease of its current fire: owner, token, due, attempt
+--   <p>fence      STRING fencing-token counter, one INCR per claim
+--   <p>wake       pub/sub channel: a new earliest time, published as ms
+--
+-- A schedule has exactly one pending occurrence. Its "due" field is the
+-- occurrence's nominal time and, with the id, names the fire ("<id>@<due>");
+-- the due set's score is only when it may next be claimed (later than due
+-- after a nack). Redis TIME is the only clock.
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function fmt(n)
+  return string.format('%.0f', n)
+end
+
+local function prefix_of(keys)
+  return string.sub(keys[1], 1, -4)   -- strip "due"
+end
+
+local function to_int(s, what)
+  local n = tonumber(s)
+  if n == nil or n ~= math.floor(n) then
+    error({err = 'BADARG ' .. what .. ' must be an integer'})
+  end
+  return n
+end
+
+-- Publishes the wake channel when `id` is now the earliest entry.
+local function wake_if_head(p, id, score)
+  local head = redis.call('ZRANGE', p .. 'due', 0, 0)
+  if head[1] == id then
+    redis.call('PUBLISH', p .. 'wake', fmt(score))
+  end
+end
+
+-- Earliest moment anything may need doing: the head of the due set or the
+-- first lease to expire; -1 when both are empty.
+local function next_event(p)
+  local nxt = -1
+  local d = redis.call('ZRANGE', p .. 'due', 0, 0, 'WITHSCORES')
+  if d[2] then nxt = tonumber(d[2]) end
+  local l = redis.call('ZRANGE', p .. 'inflight', 0, 0, 'WITHSCORES')
+  if l[2] then
+    local e = tonumber(l[2])
+    if nxt < 0 or e < nxt then nxt = e end
+  end
+  return nxt
+end
+
+local function remove_schedule(p, id)
+  local existed = redis.call('DEL', p .. 's:' .. id)
+  redis.call('ZREM', p .. 'due', id)
+  redis.call('ZREM', p .. 'inflight', id)
+  redis.call('DEL', p .. 'l:' .. id)
+  return existed
+end
+
+-- cp_put_v1: creates (or with replace=1 replaces) a schedule.
+-- ARGV: id, task, payload, kind (once|rate|delay), at_mode (abs|in),
+--       at (ms: unix time for abs, delay for in), period_ms,
+--       misfire (once|skip|catch_up), catch_up_max, replace (0|1)
+-- Returns {due, now}.
+local function put(keys, args)
+  local p = prefix_of(keys)
+  local id, task, payload, kind = args[1], args[2], args[3], args[4]
+  local at_mode, at = args[5], to_int(args[6], 'at')
+  local period = to_int(args[7], 'period')
+  local misfire, catch_up = args[8], to_int(args[9], 'catch_up')
+  local replace = args[10] == '1'
+  if id == nil or id == '' then error({err = 'BADARG id must not be empty'}) end
+  if task == nil or task == '' then error({err = 'BADARG task must not be empty'}) end
+  if kind ~= 'once' and kind ~= 'rate' and kind ~= 'delay' then
+    error({err = 'BADARG kind must be once, rate or delay'})
+  end
+  if kind ~= 'once' and period <= 0 then error({err = 'BADARG period must be positive'}) end
+  if misfire ~= 'once' and misfire ~= 'skip' and misfire ~= 'catch_up' then
+    error({err = 'BADARG misfire must be once, skip or catch_up'})
+  end
+  if misfire == 'catch_up' and catch_up < 1 then
+    error({err = 'BADARG catch_up must be at least 1'})
+  end
+  local now = now_ms()
+  local due
+  if at_mode == 'abs' then due = at
+  elseif at_mode == 'in' then
+    if at < 0 then at = 0 end
+    due = now + at
+  else error({err = 'BADARG at_mode must be abs or in'}) end
+
+  local key = p .. 's:' .. id
+  if redis.call('EXISTS', key) == 1 then
+    if not replace then error({err = 'EXISTS schedule ' .. id .. ' exists'}) end
+    remove_schedule(p, id)
+  end
+  redis.call('HSET', key, 'task', task, 'payload', payload, 'kind', kind,
+             'period', fmt(period), 'due', fmt(due), 'misfire', misfire,
+             'catch_up', fmt(catch_up), 'created', fmt(now), 'fires', '0',
+             'last_token', '0')
+  redis.call('ZADD', p .. 'due', due, id)
+  wake_if_head(p, id, due)
+  return {due, now}
+end
+
+-- The occurrence a claim at `now` fires for a schedule whose pending one is
+-- `due`, after the misfire policy: nil means "skipped, requeued for later".
+local function apply_misfire(p, id, s, due, now)
+  local period = tonumber(s.period)
+  if s.kind == 'once' or now < due + period then return due end
+  if s.kind == 'delay' then
+    if s.misfire ~= 'skip' then return due end
+    local nxt = now + period
+    redis.call('HSET', p .. 's:' .. id, 'due', fmt(nxt))
+    redis.call('ZADD', p .. 'due', nxt, id)
+    return nil
+  end
+  -- Fixed rate: the occurrences keep to the grid due + k * period.
+  local latest = due + math.floor((now - due) / period) * period
+  local fire
+  if s.misfire == 'skip' then
+    local nxt = latest + period
+    redis.call('HSET', p .. 's:' .. id, 'due', fmt(nxt))
+    redis.call('ZADD', p .. 'due', nxt, id)
+    return nil
+  elseif s.misfire == 'catch_up' then
+    fire = latest - (tonumber(s.catch_up) - 1) * period
+    if fire < due then fire = due end
+  else
+    fire = latest
+  end
+  if fire ~= due then redis.call('HSET', p .. 's:' .. id, 'due', fmt(fire)) end
+  return fire
+end
+
+-- cp_claim_v1: returns expired leases to the due set, then leases up to n
+-- due fires to `owner` for lease_ms.
+-- ARGV: owner, lease_ms, n
+-- Returns {now, next_event, fire...}, each fire {id, due, token, attempt,
+-- task, payload, kind, lease_expiry}; next_event is -1 when nothing is
+-- scheduled.
+local function claim(keys, args)
+  local p = prefix_of(keys)
+  local owner = args[1]
+  local lease_ms = to_int(args[2], 'lease_ms')
+  local n = to_int(args[3], 'n')
+  if lease_ms <= 0 then error({err = 'BADARG lease_ms must be positive'}) end
+  if n <= 0 then error({err = 'BADARG n must be positive'}) end
+  local now = now_ms()
+
+  -- A lease that ran out goes back to be claimed again, same occurrence.
+  local expired = redis.call('ZRANGEBYSCORE', p .. 'inflight', '-inf', now, 'LIMIT', 0, 256)
+  for _, id in ipairs(expired) do
+    redis.call('ZREM', p .. 'inflight', id)
+    if redis.call('EXISTS', p .. 's:' .. id) == 1 then
+      redis.call('ZADD', p .. 'due', now, id)
+    else
+      redis.call('DEL', p .. 'l:' .. id)
+    end
+  end
+
+  local out = {now, 0}
+  local ids = redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', now, 'LIMIT', 0, n)
+  for _, id in ipairs(ids) do
+    local skey = p .. 's:' .. id
+    local raw = redis.call('HGETALL', skey)
+    redis.call('ZREM', p .. 'due', id)
+    if #raw > 0 then
+      local s = {}
+      for i = 1, #raw, 2 do s[raw[i]] = raw[i + 1] end
+      local due = apply_misfire(p, id, s, tonumber(s.due), now)
+      if due ~= nil then
+        local lkey = p .. 'l:' .. id
+        local attempt = 1
+        local prev = redis.call('HMGET', lkey, 'due', 'attempt')
+        if prev[1] and tonumber(prev[1]) == due then attempt = tonumber(prev[2]) + 1 end
+        local token = redis.call('INCR', p .. 'fence')
+        local expiry = now + lease_ms
+        redis.call('HSET', lkey, 'owner', owner, 'token', token, 'due', fmt(due),
+                   'attempt', attempt, 'expires', fmt(expiry))
+        redis.call('ZADD', p .. 'inflight', expiry, id)
+        out[#out + 1] = {id, due, token, attempt, s.task, s.payload, s.kind, expiry}
+      end
+    end
+  end
+  out[2] = next_event(p)
+  return out
+end
+
+-- Checks that `token` still holds the lease of `id`; returns the lease's due.
+local function lease_due(p, id, token)
+  local l = redis.call('HMGET', p .. 'l:' .. id, 'token', 'due')
+  if l[1] == false or l[1] ~= token or redis.call('ZSCORE', p .. 'inflight', id) == false then
+    return nil
+  end
+  return tonumber(l[2])
+end
+
+-- cp_ack_v1: the fire holding `token` is done. A periodic schedule gets its
+-- next occurrence (rate: due + period; delay: now + period); a one-shot is
+-- deleted. Repeating the ack of the last acknowledged token is harmless.
+-- ARGV: id, token
+-- Returns {1, next_due} (next_due -1 when the schedule ended), {0, -1} for
+-- a repeated ack or a schedule that no longer exists; error STALE when
+-- another claim superseded the token.
+local function ack(keys, args)
+  local p = prefix_of(keys)
+  local id, token = args[1], args[2]
+  local skey = p .. 's:' .. id
+  local due = lease_due(p, id, token)
+  if due == nil then
+    -- A repeated ack (its first reply was lost), or the schedule was
+    -- cancelled or completed meanwhile: nobody else holds this fire.
+    local last = redis.call('HGET', skey, 'last_token')
+    if last == false or last == token then return {0, -1} end
+    error({err = 'STALE the lease of ' .. id .. ' is not held by token ' .. token})
+  end
+  redis.call('ZREM', p .. 'inflight', id)
+  redis.call('DEL', p .. 'l:' .. id)
+  local s = redis.call('HMGET', skey, 'kind', 'period')
+  if s[1] == 'once' then
+    redis.call('DEL', skey)
+    return {1, -1}
+  end
+  local period = tonumber(s[2])
+  local nxt
+  if s[1] == 'rate' then nxt = due + period else nxt = now_ms() + period end
+  redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token)
+  redis.call('HINCRBY', skey, 'fires', 1)
+  redis.call('ZADD', p .. 'due', nxt, id)
+  wake_if_head(p, id, nxt)
+  return {1, nxt}
+end
+
+-- cp_nack_v1: the fire holding `token` gives its lease back; the same
+-- occurrence may be claimed again after retry_ms.
+-- ARGV: id, token, retry_ms
+-- Returns the time it may be claimed again; error STALE as for ack.
+local function nack(keys, args)
+  local p = prefix_of(keys)
+  local id, token = args[1], args[2]
+  local retry = to_int(args[3], 'retry_ms')
+  if retry < 0 then retry = 0 end
+  if lease_due(p, id, token) == nil then
+    error({err = 'STALE the lease of ' .. id .. ' is not held by token ' .. token})
+  end
+  local at = now_ms() + retry
+  redis.call('ZREM', p .. 'inflight', id)
+  redis.call('HSET', p .. 'l:' .. id, 'expires', '0')
+  redis.call('ZADD', p .. 'due', at, id)
+  wake_if_head(p, id, at)
+  return at
+end
+
+-- cp_extend_v1: pushes the lease held by `token` to now + lease_ms.
+-- ARGV: id, token, lease_ms
+-- Returns the new expiry; error STALE when the token lost the lease.
+local function extend(keys, args)
+  local p = prefix_of(keys)
+  local id, token = args[1], args[2]
+  local lease_ms = to_int(args[3], 'lease_ms')
+  if lease_ms <= 0 then error({err = 'BADARG lease_ms must be positive'}) end
+  if lease_due(p, id, token) == nil then
+    error({err = 'STALE the lease of ' .. id .. ' is not held by token ' .. token})
+  end
+  local expiry = now_ms() + lease_ms
+  redis.call('ZADD', p .. 'inflight', 'XX', expiry, id)
+  redis.call('HSET', p .. 'l:' .. id, 'expires', fmt(expiry))
+  return expiry
+end
+
+-- cp_cancel_v1: deletes a schedule, its pending occurrence and any lease (a
+-- running fire's ack then fails STALE). ARGV: id. Returns 1 if it existed.
+local function cancel(keys, args)
+  return remove_schedule(prefix_of(keys), args[1])
+end
+
+-- cp_get_v1: the schedule's fields as a flat list, plus lease fields
+-- prefixed "lease_" while one exists; empty when there is no schedule.
+local function get(keys, args)
+  local p = prefix_of(keys)
+  local id = args[1]
+  local out = redis.call('HGETALL', p .. 's:' .. id)
+  if #out == 0 then return out end
+  local l = redis.call('HGETALL', p .. 'l:' .. id)
+  for i = 1, #l, 2 do
+    out[#out + 1] = 'lease_' .. l[i]
+    out[#out + 1] = l[i + 1]
+  end
+  local score = redis.call('ZSCORE', p .. 'due', id)
+  if score then
+    out[#out + 1] = 'eligible'
+    out[#out + 1] = score
+  end
+  return out
+end
+
+-- cp_time_v1: Redis's clock, the one that decides what is due.
+local function server_time(keys, args)
+  return now_ms()
+end
+
+redis.register_function('cp_put_v1', put)
+redis.register_function('cp_claim_v1', claim)
+redis.register_function('cp_ack_v1', ack)
+redis.register_function('cp_nack_v1', nack)
+redis.register_function('cp_extend_v1', extend)
+redis.register_function('cp_cancel_v1', cancel)
+redis.register_function{function_name = 'cp_get_v1', callback = get, flags = {'no-writes'}}
+redis.register_function{function_name = 'cp_time_v1', callback = server_time, flags = {'no-writes'}}

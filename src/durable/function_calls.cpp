@@ -1,0 +1,169 @@
+// Argument vectors for, and replies of, the chronopool_v1 Redis functions.
+#include <chronopool/durable/detail/function_calls.hpp>
+#include <chronopool/durable/error.hpp>
+
+#include "functions_source.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace chronopool::durable::detail {
+
+namespace {
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+std::int64_t clamp_ms(std::int64_t v) { return std::clamp<std::int64_t>(v, -max_time_ms, max_time_ms); }
+
+// FCALL <fn> 1 <due key> args...
+std::vector<std::string> fcall(const key_space& ks, const char* fn, std::vector<std::string> args) {
+  std::vector<std::string> out;
+  out.reserve(args.size() + 4);
+  out.emplace_back("FCALL");
+  out.emplace_back(fn);
+  out.emplace_back("1");
+  out.push_back(ks.due_key());
+  for (auto& a : args) out.push_back(std::move(a));
+  return out;
+}
+
+const char* kind_name(schedule_kind k) {
+  switch (k) {
+    case schedule_kind::once: return "once";
+    case schedule_kind::fixed_rate: return "rate";
+    case schedule_kind::fixed_delay: return "delay";
+  }
+  return "once";
+}
+
+const char* misfire_name(misfire_policy m) {
+  switch (m) {
+    case misfire_policy::fire_once_now: return "once";
+    case misfire_policy::skip: return "skip";
+    case misfire_policy::catch_up: return "catch_up";
+  }
+  return "once";
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool to_int64(const redis_value& v, std::int64_t& out) {
+  if (v.is_integer()) {
+    out = v.integer;
+    return true;
+  }
+  if (!v.is_text()) return false;
+  const auto* b = v.str.data();
+  const auto* e = b + v.str.size();
+  auto [p, ec] = std::from_chars(b, e, out);
+  return ec == std::errc{} && p == e;
+}
+
+bool to_text(const redis_value& v, std::string& out) {
+  if (!v.is_text()) return false;
+  out = v.str;
+  return true;
+}
+
+const boost::system::error_code protocol_error = make_error_code(error::protocol_error);
+
+}  // namespace
+
+key_space::key_space(std::string_view name_space)
+    : prefix_("cp:{" + std::string(name_space) + "}:") {}
+
+std::vector<std::string> load_functions_call() {
+  return {"FUNCTION", "LOAD", "REPLACE", functions_source};
+}
+
+std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
+  return fcall(ks, "cp_put_v1",
+               {r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
+                num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
+                num(static_cast<std::int64_t>(r.options.catch_up_max)), r.options.replace ? "1" : "0"});
+}
+
+std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,
+                                    std::size_t n) {
+  return fcall(ks, "cp_claim_v1", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
+}
+
+std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token) {
+  return fcall(ks, "cp_ack_v1", {std::string(id), num(token)});
+}
+
+std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
+                                   std::int64_t retry_ms) {
+  return fcall(ks, "cp_nack_v1", {std::string(id), num(token), num(retry_ms)});
+}
+
+std::vector<std::string> extend_call(const key_space& ks, std::string_view id, std::uint64_t token,
+                                     std::int64_t lease_ms) {
+  return fcall(ks, "cp_extend_v1", {std::string(id), num(token), num(lease_ms)});
+}
+
+std::vector<std::string> cancel_call(const key_space& ks, std::string_view id) {
+  return fcall(ks, "cp_cancel_v1", {std::string(id)});
+}
+
+std::vector<std::string> get_call(const key_space& ks, std::string_view id) {
+  return fcall(ks, "cp_get_v1", {std::string(id)});
+}
+
+boost::system::error_code error_of(const redis_value& v) {
+  if (!v.is_error()) return {};
+  if (starts_with(v.str, "STALE")) return make_error_code(error::stale_lease);
+  if (starts_with(v.str, "EXISTS")) return make_error_code(error::schedule_exists);
+  return make_error_code(error::server_error);
+}
+
+boost::system::error_code parse_claim(const redis_value& v, claim_result& out) {
+  if (v.is_error()) return error_of(v);
+  if (!v.is_array() || v.elements.size() < 2) return protocol_error;
+  if (!to_int64(v.elements[0], out.server_now_ms) || !to_int64(v.elements[1], out.next_event_ms))
+    return protocol_error;
+  out.fires.clear();
+  for (std::size_t i = 2; i < v.elements.size(); ++i) {
+    const auto& f = v.elements[i];
+    if (!f.is_array() || f.elements.size() != 8) return protocol_error;
+    claimed_fire c;
+    std::int64_t token = 0;
+    std::int64_t attempt = 0;
+    std::string kind;
+    if (!to_text(f.elements[0], c.id) || !to_int64(f.elements[1], c.due_ms) ||
+        !to_int64(f.elements[2], token) || !to_int64(f.elements[3], attempt) ||
+        !to_text(f.elements[4], c.task) || !to_text(f.elements[5], c.payload) ||
+        !to_text(f.elements[6], kind) || !to_int64(f.elements[7], c.lease_expiry_ms) || token <= 0 ||
+        attempt <= 0)
+      return protocol_error;
+    c.token = static_cast<std::uint64_t>(token);
+    c.attempt = static_cast<std::uint32_t>(attempt);
+    out.fires.push_back(std::move(c));
+  }
+  return {};
+}
+
+boost::system::error_code parse_put(const redis_value& v, std::int64_t& due_ms) {
+  if (v.is_error()) return error_of(v);
+  if (!v.is_array() || v.elements.size() != 2 || !to_int64(v.elements[0], due_ms)) return protocol_error;
+  return {};
+}
+
+boost::system::error_code parse_ack(const redis_value& v, bool& acked, std::int64_t& next_due_ms) {
+  if (v.is_error()) return error_of(v);
+  std::int64_t flag = 0;
+  if (!v.is_array() || v.elements.size() != 2 || !to_int64(v.elements[0], flag) ||
+      !to_int64(v.elements[1], next_due_ms))
+    return protocol_error;
+  acked = flag == 1;
+  return {};
+}
+
+boost::system::error_code parse_integer(const redis_value& v, std::int64_t& out) {
+  if (v.is_error()) return error_of(v);
+  if (!to_int64(v, out)) return protocol_error;
+  return {};
+}
+
+}  // namespace chronopool::durable::detail
