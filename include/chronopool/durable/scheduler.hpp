@@ -1,0 +1,222 @@
+// chronopool::durable::scheduler — schedules kept in Redis, shared by a fleet.
+//
+// Schedules (one-shot, fixed rate, fixed delay) live in Redis under one
+// namespace; every process running a scheduler on that namespace claims
+// due fires, runs them on its work executor (a scheduled_thread_pool, an
+// io_context, ...) and acknowledges them. The guarantee: every fire runs at
+// least once; while leases are longer than the worst pause, at most one
+// process holds a fire's lease; each attempt carries a fencing token that
+// grows with every claim, and acknowledgements with a superseded token are
+// rejected. See docs/durable.md.
+#pragma once
+
+#include <chronopool/durable/detail/function_calls.hpp>
+#include <chronopool/durable/error.hpp>
+#include <chronopool/durable/fire_context.hpp>
+#include <chronopool/durable/scheduler_options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace chronopool::durable {
+
+namespace detail {
+class scheduler_impl;
+
+/// A duration in whole milliseconds, clamped to [0, max_time_ms]: a delay
+/// of duration::max() means "never" and cannot wrap.
+template <class Rep, class Period>
+std::int64_t clamp_delay_ms(std::chrono::duration<Rep, Period> d) {
+  const double ms = std::chrono::duration<double, std::milli>(d).count();
+  if (!(ms > 0)) return 0;  // negative, zero and NaN: now
+  if (ms >= static_cast<double>(max_time_ms)) return max_time_ms;
+  return static_cast<std::int64_t>(ms);
+}
+
+template <class Duration>
+std::int64_t clamp_time_ms(std::chrono::time_point<std::chrono::system_clock, Duration> t) {
+  const double ms = std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
+  if (!(ms > 0)) return 0;
+  if (ms >= static_cast<double>(max_time_ms)) return max_time_ms;
+  return static_cast<std::int64_t>(ms);
+}
+}  // namespace detail
+
+/// Counters since construction.
+struct scheduler_stats {
+  std::uint64_t claimed = 0;          ///< fires leased to this process
+  std::uint64_t acked = 0;            ///< acknowledged and accepted
+  std::uint64_t stale_acks = 0;       ///< acknowledgements rejected: the token was superseded
+  std::uint64_t released = 0;         ///< given back (handler threw, or no handler here)
+  std::uint64_t extended = 0;         ///< successful lease extensions
+  std::uint64_t leases_lost = 0;      ///< fires whose handler was asked to stop
+  std::uint64_t no_handler = 0;       ///< fires claimed for a task nobody registered here
+  std::uint64_t reconnects = 0;       ///< command connections re-established after a loss
+};
+
+class scheduler {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  using time_point = std::chrono::system_clock::time_point;
+  /// Runs one fire on the work executor. Returning acknowledges the fire;
+  /// throwing gives it back to be retried after retry_delay.
+  using task_handler = std::function<void(const fire_context&)>;
+
+  /// Connects to Redis in the background at once (scheduling works without
+  /// start()); fires run on `work`.
+  /// @throws std::invalid_argument for an empty namespace or non-positive lease / batch sizes.
+  scheduler(executor_type work, scheduler_options options);
+  /// Calls stop().
+  ~scheduler();
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  /// The work executor: fires run there, and completions without an
+  /// associated executor of their own.
+  executor_type get_executor() const noexcept;
+  /// The owner name recorded in this process's leases.
+  const std::string& owner() const noexcept;
+
+  /// Registers (or replaces) the handler for a task name. Thread-safe.
+  /// @throws std::invalid_argument for an empty name or handler.
+  void register_handler(std::string task, task_handler handler);
+
+  /// Starts claiming fires. Idempotent.
+  void start();
+
+  /// Stops claiming, asks running handlers to stop, waits up to stop_timeout
+  /// for them to return and be acknowledged, then closes the connections.
+  /// Fires still running afterwards are not acknowledged; their leases expire
+  /// and they run again elsewhere. Idempotent.
+  /// @throws std::logic_error when called from a fire's handler.
+  void stop();
+
+  scheduler_stats stats() const;
+
+  /// Creates a one-shot schedule firing at `at` (Redis's clock).
+  /// @par Completion Signature void(error_code, time_point due)
+  /// error::schedule_exists unless options.replace.
+  template <class Duration, class Token>
+  auto async_schedule_at(std::string id, std::string task, std::string payload,
+                         std::chrono::time_point<std::chrono::system_clock, Duration> at,
+                         Token&& token) {
+    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
+                                         detail::schedule_kind::once, {});
+    r.absolute = true;
+    r.at_ms = detail::clamp_time_ms(at);
+    return put(std::move(r), std::forward<Token>(token));
+  }
+
+  /// Creates a one-shot schedule firing `delay` after Redis's now.
+  /// @par Completion Signature void(error_code, time_point due)
+  template <class Rep, class Period, class Token>
+  auto async_schedule(std::string id, std::string task, std::string payload,
+                      std::chrono::duration<Rep, Period> delay, Token&& token) {
+    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
+                                         detail::schedule_kind::once, {});
+    r.at_ms = detail::clamp_delay_ms(delay);
+    return put(std::move(r), std::forward<Token>(token));
+  }
+
+  /// Fixed rate: occurrences at first, first + period, first + 2 period, ...
+  /// whatever the handlers' run time; the next one is scheduled when a fire
+  /// is acknowledged, so runs never overlap (unless a lease expired).
+  /// @throws std::invalid_argument for a non-positive period.
+  /// @par Completion Signature void(error_code, time_point first_due)
+  template <class Duration, class Rep, class Period, class Token>
+  auto async_schedule_at_fixed_rate(std::string id, std::string task, std::string payload,
+                                    std::chrono::time_point<std::chrono::system_clock, Duration> first,
+                                    std::chrono::duration<Rep, Period> period,
+                                    schedule_options options, Token&& token) {
+    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
+                                         detail::schedule_kind::fixed_rate, options);
+    r.absolute = true;
+    r.at_ms = detail::clamp_time_ms(first);
+    r.period_ms = checked_period(period);
+    return put(std::move(r), std::forward<Token>(token));
+  }
+
+  /// Fixed rate, first occurrence `initial_delay` after Redis's now.
+  template <class Rep1, class Period1, class Rep2, class Period2, class Token>
+  auto async_schedule_at_fixed_rate(std::string id, std::string task, std::string payload,
+                                    std::chrono::duration<Rep1, Period1> initial_delay,
+                                    std::chrono::duration<Rep2, Period2> period,
+                                    schedule_options options, Token&& token) {
+    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
+                                         detail::schedule_kind::fixed_rate, options);
+    r.at_ms = detail::clamp_delay_ms(initial_delay);
+    r.period_ms = checked_period(period);
+    return put(std::move(r), std::forward<Token>(token));
+  }
+
+  /// Fixed delay: each occurrence is `delay` after the previous fire was
+  /// acknowledged (Redis's clock).
+  /// @throws std::invalid_argument for a non-positive delay.
+  /// @par Completion Signature void(error_code, time_point first_due)
+  template <class Rep1, class Period1, class Rep2, class Period2, class Token>
+  auto async_schedule_with_fixed_delay(std::string id, std::string task, std::string payload,
+                                       std::chrono::duration<Rep1, Period1> initial_delay,
+                                       std::chrono::duration<Rep2, Period2> delay,
+                                       schedule_options options, Token&& token) {
+    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
+                                         detail::schedule_kind::fixed_delay, options);
+    r.at_ms = detail::clamp_delay_ms(initial_delay);
+    r.period_ms = checked_period(delay);
+    return put(std::move(r), std::forward<Token>(token));
+  }
+
+  /// Deletes a schedule with its pending occurrence. A fire of it that is
+  /// running now finishes, but its acknowledgement changes nothing.
+  /// @par Completion Signature void(error_code, bool existed)
+  template <class Token>
+  auto async_cancel(std::string id, Token&& token) {
+    check_id(id);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+        [this](auto handler, std::string i) {
+          initiate_cancel(std::move(i), cancel_handler(std::move(handler)));
+        },
+        token, std::move(id));
+  }
+
+ private:
+  using put_handler =
+      boost::asio::any_completion_handler<void(boost::system::error_code, time_point)>;
+  using cancel_handler = boost::asio::any_completion_handler<void(boost::system::error_code, bool)>;
+
+  template <class Token>
+  auto put(detail::put_request r, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, time_point)>(
+        [this](auto handler, detail::put_request req) {
+          initiate_put(std::move(req), put_handler(std::move(handler)));
+        },
+        token, std::move(r));
+  }
+
+  template <class Rep, class Period>
+  static std::int64_t checked_period(std::chrono::duration<Rep, Period> p) {
+    if (!(p > std::chrono::duration<Rep, Period>::zero()))
+      throw_bad_period();
+    const std::int64_t ms = detail::clamp_delay_ms(p);
+    if (ms == 0) throw_bad_period();  // below one millisecond
+    return ms;
+  }
+
+  static detail::put_request make_request(std::string id, std::string task, std::string payload,
+                                          detail::schedule_kind kind, const schedule_options& o);
+  static void check_id(const std::string& id);
+  [[noreturn]] static void throw_bad_period();
+  void initiate_put(detail::put_request r, put_handler h);
+  void initiate_cancel(std::string id, cancel_handler h);
+
+  std::shared_ptr<detail::scheduler_impl> impl_;
+};
+
+}  // namespace chronopool::durable

@@ -1,0 +1,74 @@
+// chronopool::durable::scheduler: argument checks, then the impl.
+#include <chronopool/durable/scheduler.hpp>
+
+#include "scheduler_impl.hpp"
+
+#include <stdexcept>
+
+namespace chronopool::durable {
+
+scheduler::scheduler(executor_type work, scheduler_options options) {
+  if (options.name_space.empty())
+    throw std::invalid_argument("chronopool::durable::scheduler: name_space must not be empty");
+  if (options.lease < std::chrono::milliseconds(3))
+    throw std::invalid_argument("chronopool::durable::scheduler: lease must be at least 3 ms");
+  if (options.claim_batch == 0 || options.max_in_flight == 0)
+    throw std::invalid_argument("chronopool::durable::scheduler: claim_batch and max_in_flight must be positive");
+  if (options.max_poll <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("chronopool::durable::scheduler: max_poll must be positive");
+  if (options.reconnect_min <= std::chrono::milliseconds::zero() || options.reconnect_max < options.reconnect_min)
+    throw std::invalid_argument("chronopool::durable::scheduler: need 0 < reconnect_min <= reconnect_max");
+  if (!work)
+    throw std::invalid_argument("chronopool::durable::scheduler: the work executor is empty");
+  impl_ = std::make_shared<detail::scheduler_impl>(std::move(work), std::move(options));
+  impl_->launch();
+}
+
+scheduler::~scheduler() {
+  if (impl_) impl_->stop();
+}
+
+scheduler::executor_type scheduler::get_executor() const noexcept { return impl_->work_executor(); }
+
+const std::string& scheduler::owner() const noexcept { return impl_->owner(); }
+
+void scheduler::register_handler(std::string task, task_handler handler) {
+  if (task.empty()) throw std::invalid_argument("chronopool::durable::scheduler::register_handler: empty task name");
+  if (!handler) throw std::invalid_argument("chronopool::durable::scheduler::register_handler: empty handler");
+  impl_->register_handler(std::move(task), std::move(handler));
+}
+
+void scheduler::start() { impl_->start(); }
+
+void scheduler::stop() { impl_->stop(); }
+
+scheduler_stats scheduler::stats() const { return impl_->stats(); }
+
+detail::put_request scheduler::make_request(std::string id, std::string task, std::string payload,
+                                            detail::schedule_kind kind, const schedule_options& o) {
+  check_id(id);
+  if (task.empty()) throw std::invalid_argument("chronopool::durable::scheduler: empty task name");
+  if (o.misfire == misfire_policy::catch_up && o.catch_up_max == 0)
+    throw std::invalid_argument("chronopool::durable::scheduler: catch_up_max must be at least 1");
+  detail::put_request r;
+  r.id = std::move(id);
+  r.task = std::move(task);
+  r.payload = std::move(payload);
+  r.kind = kind;
+  r.options = o;
+  return r;
+}
+
+void scheduler::check_id(const std::string& id) {
+  if (id.empty()) throw std::invalid_argument("chronopool::durable::scheduler: empty schedule id");
+}
+
+void scheduler::throw_bad_period() {
+  throw std::invalid_argument("chronopool::durable::scheduler: the period must be at least one millisecond");
+}
+
+void scheduler::initiate_put(detail::put_request r, put_handler h) { impl_->put(std::move(r), std::move(h)); }
+
+void scheduler::initiate_cancel(std::string id, cancel_handler h) { impl_->cancel(std::move(id), std::move(h)); }
+
+}  // namespace chronopool::durable

@@ -1,0 +1,509 @@
+// The durable scheduler's control thread: links to Redis, claims, leases,
+// acknowledgements. See scheduler_impl.hpp for who owns what.
+#include "scheduler_impl.hpp"
+
+#include <chronopool/durable/error.hpp>
+
+#include <boost/asio/any_completion_executor.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <future>
+#include <stdexcept>
+
+namespace chronopool::durable::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// The scheduler whose fire handler is running on this thread, if any:
+// stop() from inside a handler would wait for that very handler.
+thread_local const scheduler_impl* handler_running_for = nullptr;
+
+std::string default_owner() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::random_device rd;
+  return fmt::format("{}:{}:{:08x}", host, ::getpid(), rd());
+}
+
+fire_context make_context(const claimed_fire& f, std::stop_token stop) {
+  fire_context c;
+  c.schedule_id = f.id;
+  c.task = f.task;
+  c.payload = f.payload;
+  c.fire_id = fmt::format("{}@{}", f.id, f.due_ms);
+  c.due = to_time_point(f.due_ms);
+  c.token = f.token;
+  c.attempt = f.attempt;
+  c.stop = std::move(stop);
+  return c;
+}
+
+// Completes a user's operation through its associated executor; `work` has
+// kept that executor busy meanwhile. Called on the control thread, never
+// inside the initiating call, so dispatch cannot run the handler inline in
+// its initiator.
+template <class Handler, class... Args>
+void complete(Handler h, asio::any_completion_executor work, Args... args) {
+  asio::dispatch(std::move(work), asio::append(std::move(h), std::move(args)...));
+}
+
+// The same when the scheduler is closed and the control thread may be gone:
+// hop through the work executor first, which may not run it inline.
+template <class Handler, class... Args>
+void complete_later(const asio::any_io_executor& via, Handler h, asio::any_completion_executor work,
+                    Args... args) {
+  asio::post(via, [h = std::move(h), work = std::move(work), args...]() mutable {
+    complete(std::move(h), std::move(work), std::move(args)...);
+  });
+}
+
+template <class Handler>
+asio::any_completion_executor track(const Handler& h, const asio::any_io_executor& fallback) {
+  return asio::prefer(asio::get_associated_executor(h, fallback), asio::execution::outstanding_work.tracked);
+}
+
+}  // namespace
+
+scheduler_impl::scheduler_impl(executor_type work, scheduler_options options)
+    : work_(std::move(work)),
+      options_(std::move(options)),
+      keys_(options_.name_space),
+      owner_(options_.owner.empty() ? default_owner() : options_.owner),
+      ctl_(1),
+      ctl_work_(ctl_.get_executor()),
+      cmd_(ctl_.get_executor(), options_.redis),
+      sub_(ctl_.get_executor(), options_.redis),
+      link_timer_(ctl_),
+      claim_timer_(ctl_),
+      jitter_(std::random_device{}()) {}
+
+scheduler_impl::~scheduler_impl() {
+  // The owner calls stop(); this is the fallback that never waits for fires.
+  if (ctl_thread_.joinable()) {
+    closing_ = true;
+    asio::post(ctl_, [this] { close_links(); });
+    ctl_work_.reset();
+    if (ctl_thread_.get_id() == std::this_thread::get_id())
+      ctl_thread_.detach();
+    else
+      ctl_thread_.join();
+  }
+}
+
+void scheduler_impl::launch() {
+  spawn(command_link_loop());
+  ctl_thread_ = std::thread([this] {
+    // A loop that throws (allocation failure) must not take the thread down
+    // with it: report and keep serving the others.
+    for (;;) {
+      try {
+        ctl_.run();
+        return;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "chronopool::durable: control loop error: %s\n", e.what());
+      }
+    }
+  });
+}
+
+void scheduler_impl::spawn(asio::awaitable<void> a) {
+  asio::co_spawn(ctl_, std::move(a), [](std::exception_ptr e) {
+    if (e) std::rethrow_exception(e);
+  });
+}
+
+void scheduler_impl::register_handler(std::string task, scheduler::task_handler h) {
+  auto p = std::make_shared<const scheduler::task_handler>(std::move(h));
+  std::lock_guard lk(mutex_);
+  handlers_[std::move(task)] = std::move(p);
+}
+
+void scheduler_impl::start() {
+  {
+    std::lock_guard lk(mutex_);
+    if (started_ || stop_claims_) return;
+    started_ = true;
+  }
+  asio::post(ctl_, [this] {
+    if (closing_ || claiming_) return;
+    claiming_ = true;
+    spawn(claim_loop());
+    spawn(wake_link_loop());
+    spawn(lease_loop());
+  });
+}
+
+void scheduler_impl::stop() {
+  if (handler_running_for == this)
+    throw std::logic_error("chronopool::durable::scheduler::stop() called from one of its fire handlers");
+  if (ctl_thread_.get_id() == std::this_thread::get_id())
+    throw std::logic_error("chronopool::durable::scheduler::stop() called on its control thread");
+  std::lock_guard serial(stop_mutex_);  // a second stop() waits for the first
+  if (stopped_) return;
+  {
+    std::lock_guard lk(mutex_);
+    stop_claims_ = true;
+  }
+  if (ctl_thread_.joinable()) {
+    // No new claims; running handlers are asked to finish.
+    std::promise<void> asked;
+    asio::post(ctl_, [this, &asked] {
+      claiming_ = false;
+      wake_claims();
+      for (auto& [token, st] : running_) st->stop.request_stop();
+      asked.set_value();
+    });
+    asked.get_future().wait();
+    {
+      std::unique_lock lk(mutex_);
+      fires_cv_.wait_for(lk, options_.stop_timeout, [this] { return running_count_ == 0; });
+    }
+    closing_ = true;
+    asio::post(ctl_, [this] { close_links(); });
+    ctl_work_.reset();
+    ctl_thread_.join();
+  }
+  stopped_ = true;
+}
+
+void scheduler_impl::close_links() {
+  link_timer_.cancel();
+  claim_timer_.cancel();
+  for (auto* t : sleepers_) t->cancel();
+  cmd_.close();
+  sub_.close();
+}
+
+scheduler_stats scheduler_impl::stats() const {
+  scheduler_stats s;
+  s.claimed = counters_.claimed.load();
+  s.acked = counters_.acked.load();
+  s.stale_acks = counters_.stale_acks.load();
+  s.released = counters_.released.load();
+  s.extended = counters_.extended.load();
+  s.leases_lost = counters_.leases_lost.load();
+  s.no_handler = counters_.no_handler.load();
+  s.reconnects = counters_.reconnects.load();
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// User operations
+// ---------------------------------------------------------------------------
+
+void scheduler_impl::put(put_request r, put_handler h) {
+  auto work = track(h, work_);
+  if (closing_) {
+    complete_later(work_, std::move(h), std::move(work), make_error_code(error::shut_down),
+                   std::chrono::system_clock::time_point{});
+    return;
+  }
+  asio::post(ctl_, [this, r = std::move(r), h = std::move(h), work = std::move(work)]() mutable {
+    spawn([](scheduler_impl* self, put_request req, put_handler handler,
+             asio::any_completion_executor w) -> asio::awaitable<void> {
+      auto [ec, v] = co_await self->exec(put_call(self->keys_, req));
+      std::int64_t due = 0;
+      if (!ec) ec = parse_put(v, due);
+      complete(std::move(handler), std::move(w), ec, to_time_point(due));
+    }(this, std::move(r), std::move(h), std::move(work)));
+  });
+}
+
+void scheduler_impl::cancel(std::string id, cancel_handler h) {
+  auto work = track(h, work_);
+  if (closing_) {
+    complete_later(work_, std::move(h), std::move(work), make_error_code(error::shut_down), false);
+    return;
+  }
+  asio::post(ctl_, [this, id = std::move(id), h = std::move(h), work = std::move(work)]() mutable {
+    spawn([](scheduler_impl* self, std::string i, cancel_handler handler,
+             asio::any_completion_executor w) -> asio::awaitable<void> {
+      auto [ec, v] = co_await self->exec(cancel_call(self->keys_, i));
+      std::int64_t existed = 0;
+      if (!ec) ec = parse_integer(v, existed);
+      complete(std::move(handler), std::move(w), ec, existed == 1);
+    }(this, std::move(id), std::move(h), std::move(work)));
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Helpers on the control thread
+// ---------------------------------------------------------------------------
+
+asio::awaitable<scheduler_impl::exec_result> scheduler_impl::exec(std::vector<std::string> args) {
+  const auto deadline = clock::now() + options_.redis.request_timeout;
+  while (!(functions_loaded_ && cmd_.is_open())) {
+    if (closing_) co_return exec_result{make_error_code(error::shut_down), {}};
+    if (clock::now() >= deadline) co_return exec_result{make_error_code(error::not_connected), {}};
+    co_await sleep_for(milliseconds(10));
+  }
+  auto [ec, v] = co_await cmd_.async_execute(std::move(args), tuple_awaitable);
+  if (ec && ec != asio::error::operation_aborted) link_timer_.cancel();  // reconnect at once
+  co_return exec_result{ec, std::move(v)};
+}
+
+asio::awaitable<void> scheduler_impl::sleep_for(clock::duration d) {
+  if (closing_) co_return;
+  asio::steady_timer t(ctl_, d);
+  sleepers_.insert(&t);
+  co_await t.async_wait(tuple_awaitable);
+  sleepers_.erase(&t);
+}
+
+asio::awaitable<void> scheduler_impl::wait_for_wake(clock::time_point until) {
+  if (wake_pending_ || closing_ || !claiming_) co_return;
+  claim_timer_.expires_at(until);
+  co_await claim_timer_.async_wait(tuple_awaitable);
+}
+
+void scheduler_impl::wake_claims() {
+  wake_pending_ = true;
+  claim_timer_.cancel();
+}
+
+scheduler_impl::clock::duration scheduler_impl::next_backoff(clock::duration& current) {
+  // Full jitter over [current/2, current], then double up to the maximum, so
+  // a fleet that lost Redis together does not reconnect in lockstep.
+  const auto base = std::max<clock::duration>(current, milliseconds(1));
+  std::uniform_int_distribution<clock::rep> dist(base.count() / 2, base.count());
+  const clock::duration d(dist(jitter_));
+  current = std::min<clock::duration>(base * 2, options_.reconnect_max);
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Loops
+// ---------------------------------------------------------------------------
+
+asio::awaitable<void> scheduler_impl::command_link_loop() {
+  clock::duration backoff = options_.reconnect_min;
+  while (!closing_) {
+    if (!cmd_.is_open()) {
+      functions_loaded_ = false;
+      auto [ec] = co_await cmd_.async_connect(tuple_awaitable);
+      if (!ec && !closing_) {
+        // FUNCTION LOAD REPLACE on every connect: Redis may have restarted
+        // from a data set without our library, and it is idempotent.
+        auto [ec2, v] = co_await cmd_.async_execute(load_functions_call(), tuple_awaitable);
+        ec = ec2 ? ec2 : error_of(v);
+      }
+      if (closing_) break;
+      if (ec) {
+        cmd_.close();
+        co_await sleep_for(next_backoff(backoff));
+        continue;
+      }
+      functions_loaded_ = true;
+      if (ever_connected_) ++counters_.reconnects;
+      ever_connected_ = true;
+      backoff = options_.reconnect_min;
+      wake_claims();
+    }
+    link_timer_.expires_after(milliseconds(200));
+    co_await link_timer_.async_wait(tuple_awaitable);
+  }
+}
+
+asio::awaitable<void> scheduler_impl::wake_link_loop() {
+  clock::duration backoff = options_.reconnect_min;
+  while (!closing_ && claiming_) {
+    if (!sub_.is_open()) {
+      auto [ec] = co_await sub_.async_connect(tuple_awaitable);
+      if (!ec && !closing_) {
+        // Every message names a new earliest time; claiming once more finds it.
+        sub_.set_push_handler([this](redis_value) { wake_claims(); });
+        std::vector<std::string> subscribe{"SUBSCRIBE", keys_.wake_channel()};
+        auto [ec2, v] = co_await sub_.async_execute(std::move(subscribe), tuple_awaitable);
+        ec = ec2 ? ec2 : error_of(v);
+      }
+      if (closing_) break;
+      if (ec) {
+        sub_.close();
+        co_await sleep_for(next_backoff(backoff));
+        continue;
+      }
+      backoff = options_.reconnect_min;
+      wake_claims();  // messages published while unsubscribed are lost
+    }
+    co_await sleep_for(milliseconds(200));
+  }
+}
+
+asio::awaitable<void> scheduler_impl::claim_loop() {
+  clock::duration backoff = options_.reconnect_min;
+  const auto lease_ms = static_cast<std::int64_t>(options_.lease.count());
+  while (!closing_ && claiming_) {
+    if (running_.size() >= options_.max_in_flight) {
+      wake_pending_ = false;  // a finishing fire wakes us again
+      co_await wait_for_wake(clock::time_point::max());
+      continue;
+    }
+    const std::size_t n = std::min(options_.claim_batch, options_.max_in_flight - running_.size());
+    wake_pending_ = false;
+    const auto sent = clock::now();
+    auto [ec, v] = co_await exec(claim_call(keys_, owner_, lease_ms, n));
+    claim_result r;
+    if (!ec) ec = parse_claim(v, r);
+    if (closing_) break;  // anything claimed here runs again when its lease expires
+    if (ec) {
+      co_await sleep_for(next_backoff(backoff));
+      continue;
+    }
+    backoff = options_.reconnect_min;
+    for (auto& f : r.fires) dispatch(std::move(f), sent);
+    if (r.fires.size() == n) continue;  // there may be more due
+    clock::duration wait = options_.max_poll;
+    if (r.next_event_ms >= 0) {
+      // Redis's clock decides what is due; ours only measures the interval.
+      const auto until = milliseconds(std::max<std::int64_t>(r.next_event_ms - r.server_now_ms, 1));
+      wait = std::min<clock::duration>(wait, until);
+    }
+    co_await wait_for_wake(clock::now() + wait);
+  }
+}
+
+asio::awaitable<void> scheduler_impl::lease_loop() {
+  const auto every = std::max<clock::duration>(options_.lease / 3, milliseconds(1));
+  const auto lease_ms = static_cast<std::int64_t>(options_.lease.count());
+  while (!closing_) {
+    co_await sleep_for(every);
+    std::vector<std::shared_ptr<running_fire>> due;
+    for (auto& [token, st] : running_)
+      if (!st->lost) due.push_back(st);
+    for (auto& st : due) {
+      if (closing_) co_return;
+      if (!running_.contains(st->fire.token)) continue;  // finished meanwhile
+      const auto sent = clock::now();
+      auto [ec, v] = co_await exec(extend_call(keys_, st->fire.id, st->fire.token, lease_ms));
+      std::int64_t expiry = 0;
+      if (!ec) ec = parse_integer(v, expiry);
+      if (!ec) {
+        st->local_expiry = sent + options_.lease;
+        ++counters_.extended;
+        continue;
+      }
+      // Superseded, or we could not renew before it ran out: the fire may
+      // now run elsewhere, so ask ours to stop.
+      if ((ec == error::stale_lease || clock::now() >= st->local_expiry) && !st->lost) {
+        st->lost = true;
+        st->stop.request_stop();
+        ++counters_.leases_lost;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// One fire: dispatch, run, acknowledge
+// ---------------------------------------------------------------------------
+
+void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
+  ++counters_.claimed;
+  auto st = std::make_shared<running_fire>();
+  st->fire = std::move(f);
+  st->local_expiry = sent + options_.lease;
+  handler_ptr h;
+  {
+    std::lock_guard lk(mutex_);
+    if (auto it = handlers_.find(st->fire.task); it != handlers_.end()) h = it->second;
+    ++running_count_;
+  }
+  running_[st->fire.token] = st;
+  if (!h) {
+    // Another process of the namespace may know this task: give it back.
+    ++counters_.no_handler;
+    spawn(finish_fire(st, false));
+    return;
+  }
+  try {
+    asio::post(work_, [self = shared_from_this(), st, h] {
+      fire_context ctx = make_context(st->fire, st->stop.get_token());
+      bool ok = true;
+      const auto* outer = handler_running_for;
+      handler_running_for = self.get();
+      try {
+        (*h)(ctx);
+      } catch (...) {
+        ok = false;
+        if (self->options_.on_handler_error) {
+          try {
+            self->options_.on_handler_error(ctx, std::current_exception());
+          } catch (...) {
+          }
+        }
+      }
+      handler_running_for = outer;
+      if (self->closing_) return;  // links are closed: the lease will run out
+      std::weak_ptr<scheduler_impl> weak = self;
+      asio::post(self->ctl_, [weak, st, ok] {
+        if (auto s = weak.lock()) s->spawn(s->finish_fire(st, ok));
+      });
+    });
+  } catch (...) {
+    spawn(finish_fire(st, false));  // the work executor refused it
+  }
+}
+
+asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> st, bool ok) {
+  clock::duration backoff = options_.reconnect_min;
+  const auto retry_ms = static_cast<std::int64_t>(options_.retry_delay.count());
+  while (!closing_) {
+    // Built before co_await: g++ 12 destroys a ?: temporary twice across a suspension.
+    std::vector<std::string> call;
+    if (ok)
+      call = ack_call(keys_, st->fire.id, st->fire.token);
+    else
+      call = nack_call(keys_, st->fire.id, st->fire.token, retry_ms);
+    auto [ec, v] = co_await exec(std::move(call));
+    if (!ec) {
+      if (ok) {
+        bool acked = false;
+        std::int64_t next = 0;
+        ec = parse_ack(v, acked, next);
+        if (!ec) ++counters_.acked;  // a repeat means our first ack was applied
+      } else {
+        std::int64_t at = 0;
+        ec = parse_integer(v, at);
+        if (!ec) ++counters_.released;
+      }
+      if (ec == error::stale_lease) ++counters_.stale_acks;
+      break;  // Redis answered: nothing to retry
+    }
+    // The lease is gone by now: whoever claims the fire next runs it again.
+    if (clock::now() >= st->local_expiry) break;
+    co_await sleep_for(next_backoff(backoff));
+  }
+  fire_done(st);
+}
+
+void scheduler_impl::fire_done(std::shared_ptr<running_fire> st) {
+  running_.erase(st->fire.token);
+  {
+    std::lock_guard lk(mutex_);
+    --running_count_;
+  }
+  fires_cv_.notify_all();
+  wake_claims();
+}
+
+}  // namespace chronopool::durable::detail

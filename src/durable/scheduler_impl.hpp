@@ -1,0 +1,140 @@
+// The machinery behind chronopool::durable::scheduler.
+//
+// One control thread runs a private io_context that owns everything that
+// talks to Redis: the command connection, the pub/sub connection, the claim
+// loop, the lease extender and the acknowledgements. Task work never runs
+// there, so a busy or blocked work executor cannot starve lease extension.
+// All members below marked "ctl" are touched on the control thread only.
+#pragma once
+
+#include <chronopool/durable/detail/function_calls.hpp>
+#include <chronopool/durable/detail/redis_connection.hpp>
+#include <chronopool/durable/fire_context.hpp>
+#include <chronopool/durable/scheduler.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace chronopool::durable::detail {
+
+class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  using put_handler = boost::asio::any_completion_handler<
+      void(boost::system::error_code, std::chrono::system_clock::time_point)>;
+  using cancel_handler =
+      boost::asio::any_completion_handler<void(boost::system::error_code, bool)>;
+  using handler_ptr = std::shared_ptr<const scheduler::task_handler>;
+
+  scheduler_impl(executor_type work, scheduler_options options);
+  ~scheduler_impl();
+
+  /// Starts the control thread; separate from the constructor because the
+  /// loops need shared_from_this().
+  void launch();
+
+  executor_type work_executor() const noexcept { return work_; }
+  const std::string& owner() const noexcept { return owner_; }
+
+  void register_handler(std::string task, scheduler::task_handler h);
+  void start();
+  void stop();
+  scheduler_stats stats() const;
+
+  void put(put_request r, put_handler h);
+  void cancel(std::string id, cancel_handler h);
+
+ private:
+  using clock = std::chrono::steady_clock;
+  using exec_result = std::tuple<boost::system::error_code, redis_value>;
+
+  // A fire leased to this process, from claim to acknowledgement.
+  struct running_fire {
+    claimed_fire fire;
+    std::stop_source stop;
+    clock::time_point local_expiry;  // conservative: measured from the request's send time
+    bool lost = false;               // ctl: told to stop; its ack is a formality
+  };
+
+  struct counters {
+    std::atomic<std::uint64_t> claimed{0}, acked{0}, stale_acks{0}, released{0}, extended{0},
+        leases_lost{0}, no_handler{0}, reconnects{0};
+  };
+
+  // Loops (ctl).
+  boost::asio::awaitable<void> command_link_loop();
+  boost::asio::awaitable<void> wake_link_loop();
+  boost::asio::awaitable<void> claim_loop();
+  boost::asio::awaitable<void> lease_loop();
+  boost::asio::awaitable<void> finish_fire(std::shared_ptr<running_fire> st, bool ok);
+
+  // One request on the command connection; waits up to request_timeout for
+  // the connection to come up first.
+  boost::asio::awaitable<exec_result> exec(std::vector<std::string> args);
+  // Sleeps, but returns early when the scheduler closes.
+  boost::asio::awaitable<void> sleep_for(clock::duration d);
+  // The claim loop's sleep; wake_claims() ends it early.
+  boost::asio::awaitable<void> wait_for_wake(clock::time_point until);
+  void wake_claims();
+  clock::duration next_backoff(clock::duration& current);
+
+  void dispatch(claimed_fire f, clock::time_point sent);
+  void fire_done(std::shared_ptr<running_fire> st);
+  void close_links();
+  void spawn(boost::asio::awaitable<void> a);
+
+  // Immutable after construction.
+  executor_type work_;
+  scheduler_options options_;
+  key_space keys_;
+  std::string owner_;
+
+  boost::asio::io_context ctl_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> ctl_work_;
+  std::thread ctl_thread_;
+
+  // ctl
+  redis_connection cmd_;
+  redis_connection sub_;
+  boost::asio::steady_timer link_timer_;
+  boost::asio::steady_timer claim_timer_;
+  std::unordered_set<boost::asio::steady_timer*> sleepers_;
+  std::map<std::uint64_t, std::shared_ptr<running_fire>> running_;  // by token
+  bool claiming_ = false;
+  bool wake_pending_ = false;
+  bool ever_connected_ = false;
+  bool functions_loaded_ = false;  // the command link is up and FUNCTION LOAD succeeded
+  std::minstd_rand jitter_;
+
+  // Shared between threads.
+  std::atomic<bool> closing_{false};   // links are being closed: no new Redis work
+  std::atomic<bool> stopped_{false};   // stop() has finished
+  std::mutex stop_mutex_;              // serialises stop()
+  mutable std::mutex mutex_;           // guards handlers_, stop state below
+  std::condition_variable fires_cv_;
+  std::unordered_map<std::string, handler_ptr> handlers_;
+  std::size_t running_count_ = 0;      // mirrors running_.size() for stop()
+  bool started_ = false;
+  bool stop_claims_ = false;
+  counters counters_;
+};
+
+}  // namespace chronopool::durable::detail
