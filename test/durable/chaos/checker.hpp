@@ -1,0 +1,64 @@
+// The chaos harness's verdict, computed from the workers' append-only log
+// and the list of faults it injected. Pure, so its own tests can show that
+// it catches each kind of violation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace chronopool::durable::chaos {
+
+/// One completed run of a fire, as a worker logged it:
+/// "<schedule>@<due> <token> <pid> <start ms> <end ms>".
+struct run_record {
+  std::string schedule;
+  std::int64_t due = 0;
+  std::uint64_t token = 0;
+  long pid = 0;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+};
+
+struct fault_record {
+  std::string kind;
+  std::int64_t start = 0;  // ms, system_clock
+  std::int64_t end = 0;
+};
+
+struct schedule_grid {
+  std::int64_t first_due = 0;
+  std::int64_t period = 0;
+};
+
+struct check_input {
+  std::vector<run_record> runs;
+  std::vector<fault_record> faults;
+  std::map<std::string, schedule_grid> schedules;
+  /// Every tick due at or before this must have run.
+  std::int64_t check_until = 0;
+  /// How far from a fault a duplicate or overlap may start and still be
+  /// blamed on it: a lease plus the time to notice and reclaim.
+  std::int64_t margin = 0;
+};
+
+struct check_report {
+  std::uint64_t ticks_expected = 0;
+  std::uint64_t ticks_run = 0;
+  std::uint64_t missing = 0;
+  std::uint64_t duplicated_ticks = 0;  // ticks that ran more than once
+  std::uint64_t overlaps = 0;          // runs of one schedule that overlapped
+  std::vector<std::string> violations;
+  bool ok() const { return violations.empty(); }
+};
+
+/// Parses one log line; false if malformed.
+bool parse_run(const std::string& line, run_record& out);
+
+/// Every tick up to check_until ran at least once; every repeat carries a
+/// different token and lies near a fault; runs of one schedule overlap only
+/// near a fault (where a lease can have expired).
+check_report check(const check_input& in);
+
+}  // namespace chronopool::durable::chaos
