@@ -295,28 +295,34 @@ scheduler_impl::clock::duration scheduler_impl::next_backoff(clock::duration& cu
 // Loops
 // ---------------------------------------------------------------------------
 
+asio::awaitable<bool> scheduler_impl::open_link(redis_connection& link, std::vector<std::string> first,
+                                                clock::duration& backoff) {
+  auto [ec] = co_await link.async_connect(tuple_awaitable);
+  if (!ec && !closing_) {
+    auto [ec2, v] = co_await link.async_execute(std::move(first), tuple_awaitable);
+    ec = ec2 ? ec2 : error_of(v);
+  }
+  if (closing_) co_return false;
+  if (ec) {
+    link.close();
+    co_await sleep_for(next_backoff(backoff));
+    co_return false;
+  }
+  backoff = options_.reconnect_min;
+  co_return true;
+}
+
 asio::awaitable<void> scheduler_impl::command_link_loop() {
   clock::duration backoff = options_.reconnect_min;
   while (!closing_) {
     if (!cmd_.is_open()) {
       functions_loaded_ = false;
-      auto [ec] = co_await cmd_.async_connect(tuple_awaitable);
-      if (!ec && !closing_) {
-        // FUNCTION LOAD REPLACE on every connect: Redis may have restarted
-        // from a data set without our library, and it is idempotent.
-        auto [ec2, v] = co_await cmd_.async_execute(load_functions_call(), tuple_awaitable);
-        ec = ec2 ? ec2 : error_of(v);
-      }
-      if (closing_) break;
-      if (ec) {
-        cmd_.close();
-        co_await sleep_for(next_backoff(backoff));
-        continue;
-      }
+      // FUNCTION LOAD REPLACE on every connect: Redis may have restarted
+      // from a data set without our library, and it is idempotent.
+      if (!co_await open_link(cmd_, load_functions_call(), backoff)) continue;
       functions_loaded_ = true;
       if (ever_connected_) ++counters_.reconnects;
       ever_connected_ = true;
-      backoff = options_.reconnect_min;
       wake_claims();
     }
     link_timer_.expires_after(milliseconds(200));
@@ -326,23 +332,12 @@ asio::awaitable<void> scheduler_impl::command_link_loop() {
 
 asio::awaitable<void> scheduler_impl::wake_link_loop() {
   clock::duration backoff = options_.reconnect_min;
+  // Every message names a new earliest time; claiming once more finds it.
+  sub_.set_push_handler([this](redis_value) { wake_claims(); });
   while (!closing_ && claiming_) {
     if (!sub_.is_open()) {
-      auto [ec] = co_await sub_.async_connect(tuple_awaitable);
-      if (!ec && !closing_) {
-        // Every message names a new earliest time; claiming once more finds it.
-        sub_.set_push_handler([this](redis_value) { wake_claims(); });
-        std::vector<std::string> subscribe{"SUBSCRIBE", keys_.wake_channel()};
-        auto [ec2, v] = co_await sub_.async_execute(std::move(subscribe), tuple_awaitable);
-        ec = ec2 ? ec2 : error_of(v);
-      }
-      if (closing_) break;
-      if (ec) {
-        sub_.close();
-        co_await sleep_for(next_backoff(backoff));
-        continue;
-      }
-      backoff = options_.reconnect_min;
+      std::vector<std::string> subscribe{"SUBSCRIBE", keys_.wake_channel()};
+      if (!co_await open_link(sub_, std::move(subscribe), backoff)) continue;
       wake_claims();  // messages published while unsubscribed are lost
     }
     co_await sleep_for(milliseconds(200));

@@ -80,6 +80,10 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   };
 
   // Loops (ctl).
+  // Connects `link` and sends its first command; on failure closes it and
+  // sleeps the backoff. False when it is not usable (or the scheduler closes).
+  boost::asio::awaitable<bool> open_link(redis_connection& link, std::vector<std::string> first,
+                                         clock::duration& backoff);
   boost::asio::awaitable<void> command_link_loop();
   boost::asio::awaitable<void> wake_link_loop();
   boost::asio::awaitable<void> claim_loop();
