@@ -9,7 +9,9 @@
 --   <p>due        ZSET  schedule id -> when it may be claimed (ms, Redis TIME)
 --   <p>inflight   ZSET  schedule id -> when its lease expires (ms)
 --   <p>s:<id>     HASH  the schedule: task, payload, kind, period, due, ...
---   <p>l:<id>     HASH  the lease of its current fire: owner, token, due, attempt
+--                       and the lease of its latest fire: lease_owner,
+--                       lease_token, lease_due, lease_attempt
+--                       (one hash, so a claim or an ack touches one key per fire)
 --   <p>fence      STRING fencing-token counter, one INCR per claim
 --   <p>wake       pub/sub channel: a new earliest time, published as ms
 --
@@ -65,7 +67,6 @@ local function remove_schedule(p, id)
   local existed = redis.call('DEL', p .. 's:' .. id)
   redis.call('ZREM', p .. 'due', id)
   redis.call('ZREM', p .. 'inflight', id)
-  redis.call('DEL', p .. 'l:' .. id)
   return existed
 end
 
@@ -115,13 +116,13 @@ local function put(keys, args)
   return {due, now}
 end
 
--- The occurrence a claim at `now` fires for a schedule whose pending one is
--- `due`, after the misfire policy: nil means "skipped, requeued for later".
-local function apply_misfire(p, id, s, due, now)
-  local period = tonumber(s.period)
-  if s.kind == 'once' or now < due + period then return due end
-  if s.kind == 'delay' then
-    if s.misfire ~= 'skip' then return due end
+-- The occurrence a claim at `now` fires for a periodic schedule whose
+-- pending one is `due`, after the misfire policy: nil means "skipped,
+-- requeued for later".
+local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now)
+  if now < due + period then return due end
+  if kind == 'delay' then
+    if misfire ~= 'skip' then return due end
     local nxt = now + period
     redis.call('HSET', p .. 's:' .. id, 'due', fmt(nxt))
     redis.call('ZADD', p .. 'due', nxt, id)
@@ -130,13 +131,13 @@ local function apply_misfire(p, id, s, due, now)
   -- Fixed rate: the occurrences keep to the grid due + k * period.
   local latest = due + math.floor((now - due) / period) * period
   local fire
-  if s.misfire == 'skip' then
+  if misfire == 'skip' then
     local nxt = latest + period
     redis.call('HSET', p .. 's:' .. id, 'due', fmt(nxt))
     redis.call('ZADD', p .. 'due', nxt, id)
     return nil
-  elseif s.misfire == 'catch_up' then
-    fire = latest - (tonumber(s.catch_up) - 1) * period
+  elseif misfire == 'catch_up' then
+    fire = latest - (catch_up - 1) * period
     if fire < due then fire = due end
   else
     fire = latest
@@ -146,11 +147,12 @@ local function apply_misfire(p, id, s, due, now)
 end
 
 -- cp_claim_v1: returns expired leases to the due set, then leases up to n
--- due fires to `owner` for lease_ms.
+-- (at most 1000) due fires to `owner` for lease_ms.
 -- ARGV: owner, lease_ms, n
 -- Returns {now, next_event, fire...}, each fire {id, due, token, attempt,
--- task, payload, kind, lease_expiry}; next_event is -1 when nothing is
--- scheduled.
+-- task, payload, lease_expiry}; next_event is -1 when nothing is scheduled.
+-- Cost per fire: one HMGET and one HSET; the sorted-set and counter updates
+-- are made once per call.
 local function claim(keys, args)
   local p = prefix_of(keys)
   local owner = args[1]
@@ -158,50 +160,59 @@ local function claim(keys, args)
   local n = to_int(args[3], 'n')
   if lease_ms <= 0 then error({err = 'BADARG lease_ms must be positive'}) end
   if n <= 0 then error({err = 'BADARG n must be positive'}) end
+  if n > 1000 then n = 1000 end
   local now = now_ms()
 
   -- A lease that ran out goes back to be claimed again, same occurrence.
   local expired = redis.call('ZRANGEBYSCORE', p .. 'inflight', '-inf', now, 'LIMIT', 0, 256)
-  for _, id in ipairs(expired) do
-    redis.call('ZREM', p .. 'inflight', id)
-    if redis.call('EXISTS', p .. 's:' .. id) == 1 then
-      redis.call('ZADD', p .. 'due', now, id)
-    else
-      redis.call('DEL', p .. 'l:' .. id)
+  if #expired > 0 then
+    redis.call('ZREM', p .. 'inflight', unpack(expired))
+    for _, id in ipairs(expired) do
+      if redis.call('EXISTS', p .. 's:' .. id) == 1 then redis.call('ZADD', p .. 'due', now, id) end
     end
   end
 
   local out = {now, 0}
   local ids = redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', now, 'LIMIT', 0, n)
-  for _, id in ipairs(ids) do
-    local skey = p .. 's:' .. id
-    local raw = redis.call('HGETALL', skey)
-    redis.call('ZREM', p .. 'due', id)
-    if #raw > 0 then
-      local s = {}
-      for i = 1, #raw, 2 do s[raw[i]] = raw[i + 1] end
-      local due = apply_misfire(p, id, s, tonumber(s.due), now)
-      if due ~= nil then
-        local lkey = p .. 'l:' .. id
-        local attempt = 1
-        local prev = redis.call('HMGET', lkey, 'due', 'attempt')
-        if prev[1] and tonumber(prev[1]) == due then attempt = tonumber(prev[2]) + 1 end
-        local token = redis.call('INCR', p .. 'fence')
-        local expiry = now + lease_ms
-        redis.call('HSET', lkey, 'owner', owner, 'token', token, 'due', fmt(due),
-                   'attempt', attempt, 'expires', fmt(expiry))
-        redis.call('ZADD', p .. 'inflight', expiry, id)
-        out[#out + 1] = {id, due, token, attempt, s.task, s.payload, s.kind, expiry}
+  if #ids > 0 then
+    redis.call('ZREM', p .. 'due', unpack(ids))
+    -- One INCRBY hands out a block of tokens; a skipped id wastes one, which
+    -- is harmless: tokens must only grow.
+    local token = redis.call('INCRBY', p .. 'fence', #ids) - #ids
+    local expiry = now + lease_ms
+    local leased = {}
+    for _, id in ipairs(ids) do
+      token = token + 1
+      local skey = p .. 's:' .. id
+      local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'due', 'misfire',
+                           'catch_up', 'lease_due', 'lease_attempt')
+      if f[1] then
+        local due = tonumber(f[5])
+        if f[3] ~= 'once' then  -- one-shots always fire
+          due = apply_misfire(p, id, f[3], tonumber(f[4]), f[6], tonumber(f[7]), due, now)
+        end
+        if due ~= nil then
+          local attempt = 1
+          if f[8] and tonumber(f[8]) == due then attempt = tonumber(f[9]) + 1 end
+          -- The expiry lives in the inflight set only; cp_get_v1 reports it.
+          redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', token, 'lease_due', fmt(due),
+                     'lease_attempt', attempt)
+          leased[#leased + 1] = expiry
+          leased[#leased + 1] = id
+          out[#out + 1] = {id, due, token, attempt, f[1], f[2], expiry}
+        end
       end
     end
+    if #leased > 0 then redis.call('ZADD', p .. 'inflight', unpack(leased)) end
   end
   out[2] = next_event(p)
   return out
 end
 
--- Checks that `token` still holds the lease of `id`; returns the lease's due.
+-- Checks that `token` still holds the lease of `id`; returns the lease's
+-- due, or nil.
 local function lease_due(p, id, token)
-  local l = redis.call('HMGET', p .. 'l:' .. id, 'token', 'due')
+  local l = redis.call('HMGET', p .. 's:' .. id, 'lease_token', 'lease_due')
   if l[1] == false or l[1] ~= token or redis.call('ZSCORE', p .. 'inflight', id) == false then
     return nil
   end
@@ -219,24 +230,24 @@ local function ack(keys, args)
   local p = prefix_of(keys)
   local id, token = args[1], args[2]
   local skey = p .. 's:' .. id
-  local due = lease_due(p, id, token)
-  if due == nil then
-    -- A repeated ack (its first reply was lost), or the schedule was
-    -- cancelled or completed meanwhile: nobody else holds this fire.
-    local last = redis.call('HGET', skey, 'last_token')
-    if last == false or last == token then return {0, -1} end
+  local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token')
+  if f[3] == false then
+    -- Cancelled, or a one-shot whose ack was applied already: nobody else
+    -- holds this fire.
+    return {0, -1}
+  end
+  if f[1] ~= token or redis.call('ZSCORE', p .. 'inflight', id) == false then
+    if f[5] == token then return {0, -1} end  -- a repeated ack, its first reply lost
     error({err = 'STALE the lease of ' .. id .. ' is not held by token ' .. token})
   end
   redis.call('ZREM', p .. 'inflight', id)
-  redis.call('DEL', p .. 'l:' .. id)
-  local s = redis.call('HMGET', skey, 'kind', 'period')
-  if s[1] == 'once' then
+  if f[3] == 'once' then
     redis.call('DEL', skey)
     return {1, -1}
   end
-  local period = tonumber(s[2])
+  local period = tonumber(f[4])
   local nxt
-  if s[1] == 'rate' then nxt = due + period else nxt = now_ms() + period end
+  if f[3] == 'rate' then nxt = tonumber(f[2]) + period else nxt = now_ms() + period end
   redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token)
   redis.call('HINCRBY', skey, 'fires', 1)
   redis.call('ZADD', p .. 'due', nxt, id)
@@ -258,7 +269,6 @@ local function nack(keys, args)
   end
   local at = now_ms() + retry
   redis.call('ZREM', p .. 'inflight', id)
-  redis.call('HSET', p .. 'l:' .. id, 'expires', '0')
   redis.call('ZADD', p .. 'due', at, id)
   wake_if_head(p, id, at)
   return at
@@ -277,7 +287,6 @@ local function extend(keys, args)
   end
   local expiry = now_ms() + lease_ms
   redis.call('ZADD', p .. 'inflight', 'XX', expiry, id)
-  redis.call('HSET', p .. 'l:' .. id, 'expires', fmt(expiry))
   return expiry
 end
 
@@ -287,22 +296,23 @@ local function cancel(keys, args)
   return remove_schedule(prefix_of(keys), args[1])
 end
 
--- cp_get_v1: the schedule's fields as a flat list, plus lease fields
--- prefixed "lease_" while one exists; empty when there is no schedule.
+-- cp_get_v1: the schedule's fields (with those of its latest lease) as a
+-- flat list, plus "eligible" while it waits in the due set and
+-- "lease_expires" while a lease is held; empty when there is no schedule.
 local function get(keys, args)
   local p = prefix_of(keys)
   local id = args[1]
   local out = redis.call('HGETALL', p .. 's:' .. id)
   if #out == 0 then return out end
-  local l = redis.call('HGETALL', p .. 'l:' .. id)
-  for i = 1, #l, 2 do
-    out[#out + 1] = 'lease_' .. l[i]
-    out[#out + 1] = l[i + 1]
-  end
   local score = redis.call('ZSCORE', p .. 'due', id)
   if score then
     out[#out + 1] = 'eligible'
     out[#out + 1] = score
+  end
+  local expiry = redis.call('ZSCORE', p .. 'inflight', id)
+  if expiry then
+    out[#out + 1] = 'lease_expires'
+    out[#out + 1] = expiry
   end
   return out
 end

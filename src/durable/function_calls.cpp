@@ -126,16 +126,14 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out) {
   out.fires.clear();
   for (std::size_t i = 2; i < v.elements.size(); ++i) {
     const auto& f = v.elements[i];
-    if (!f.is_array() || f.elements.size() != 8) return protocol_error;
+    if (!f.is_array() || f.elements.size() != 7) return protocol_error;
     claimed_fire c;
     std::int64_t token = 0;
     std::int64_t attempt = 0;
-    std::string kind;
     if (!to_text(f.elements[0], c.id) || !to_int64(f.elements[1], c.due_ms) ||
         !to_int64(f.elements[2], token) || !to_int64(f.elements[3], attempt) ||
         !to_text(f.elements[4], c.task) || !to_text(f.elements[5], c.payload) ||
-        !to_text(f.elements[6], kind) || !to_int64(f.elements[7], c.lease_expiry_ms) || token <= 0 ||
-        attempt <= 0)
+        !to_int64(f.elements[6], c.lease_expiry_ms) || token <= 0 || attempt <= 0)
       return protocol_error;
     c.token = static_cast<std::uint64_t>(token);
     c.attempt = static_cast<std::uint32_t>(attempt);

@@ -106,7 +106,7 @@ std::string find_executable(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
   for (std::string d; std::getline(dirs, d, ':');) {
-    if (d.empty()) d = ".";
+    if (d.empty()) d.assign(1, '.');  // not d = ".": g++ 12 -O2 warns -Wrestrict falsely
     const auto candidate = std::filesystem::path(d) / name;
     if (::access(candidate.c_str(), X_OK) == 0) return std::filesystem::absolute(candidate).string();
   }

@@ -42,7 +42,7 @@ redis_value error_reply(std::string s) {
 
 redis_value fire(std::int64_t token) {
   return array({text("id"), integer(1000), integer(token), integer(1), text("task"), text("pay"),
-                text("rate"), integer(31000)});
+                integer(31000)});
 }
 
 }  // namespace
