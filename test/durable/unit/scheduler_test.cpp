@@ -10,6 +10,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 
 #include "print_error.hpp"
+#include "stall_proxy.hpp"
 #include "sync_redis.hpp"
 #include "test_redis.hpp"
 
@@ -319,6 +320,32 @@ BOOST_AUTO_TEST_CASE(a_handler_whose_lease_is_lost_is_asked_to_stop_and_its_ack_
   BOOST_TEST(wait_until([&] { return s.stats().stale_acks == 1; }));
   BOOST_TEST(s.stats().leases_lost == 1u);
   BOOST_TEST(s.stats().acked == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_handler_is_asked_to_stop_when_its_lease_cannot_be_extended_in_time) {
+  // Redis is reachable only through a proxy that is then stalled: nothing is
+  // closed, nothing answers. Once the lease has run out locally, the fire may
+  // run elsewhere, so its handler must be told.
+  chronopool::durable::chaos::stall_proxy proxy(cd::test::test_redis_options().port);
+  auto o = fast_options(ns);
+  o.redis.port = proxy.port();
+  o.redis.request_timeout = 100ms;
+  o.redis.connect_timeout = 100ms;
+  o.lease = 300ms;
+  cd::scheduler s(pool.get_executor(), o);
+  std::atomic<bool> started{false};
+  std::atomic<bool> saw_stop{false};
+  s.register_handler("long", [&](const cd::fire_context& c) {
+    started = true;
+    saw_stop = wait_until([&] { return c.stop.stop_requested(); }, 5s);
+  });
+  s.start();
+  s.async_schedule("p", "long", "", 0ms, boost::asio::use_future).get();
+  BOOST_TEST_REQUIRE(wait_until([&] { return started.load(); }));
+  proxy.set_stalled(true);
+  BOOST_TEST(wait_until([&] { return saw_stop.load(); }, 5s));
+  BOOST_TEST(s.stats().leases_lost >= 1u);
+  proxy.set_stalled(false);
 }
 
 BOOST_AUTO_TEST_CASE(two_schedulers_share_a_namespace_and_each_tick_runs_once) {
