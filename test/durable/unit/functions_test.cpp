@@ -212,22 +212,24 @@ BOOST_AUTO_TEST_CASE(an_expired_lease_is_claimed_again_with_a_larger_token_and_t
 }
 
 BOOST_AUTO_TEST_CASE(extend_keeps_the_lease_and_a_superseded_token_cannot_extend) {
+  // Lease 400 ms, extended every 100 ms for 400 ms: still ours at the end,
+  // with 4x slack for a loaded machine.
   put_ok(once_in("e", 0));
-  auto first = claim(16, 100);
+  auto first = claim(16, 400);
   BOOST_TEST_REQUIRE(first.fires.size() == 1u);
   const auto token = first.fires[0].token;
   for (int i = 0; i < 4; ++i) {
-    sleep_ms(50);
+    sleep_ms(100);
     std::int64_t expiry = 0;
-    BOOST_TEST(!cd::detail::parse_integer(redis.exec(cd::detail::extend_call(ks, "e", token, 100)), expiry));
+    BOOST_TEST(!cd::detail::parse_integer(redis.exec(cd::detail::extend_call(ks, "e", token, 400)), expiry));
     BOOST_TEST(expiry > server_now());
   }
-  BOOST_TEST(claim().fires.empty());  // 200 ms later, still ours
-  sleep_ms(150);
+  BOOST_TEST(claim().fires.empty());  // 400 ms later, still ours
+  sleep_ms(500);
   auto stolen = claim();
   BOOST_TEST_REQUIRE(stolen.fires.size() == 1u);
   std::int64_t expiry = 0;
-  BOOST_TEST(cd::detail::parse_integer(redis.exec(cd::detail::extend_call(ks, "e", token, 100)), expiry) ==
+  BOOST_TEST(cd::detail::parse_integer(redis.exec(cd::detail::extend_call(ks, "e", token, 400)), expiry) ==
              cd::error::stale_lease);
 }
 
@@ -236,11 +238,11 @@ BOOST_AUTO_TEST_CASE(nack_gives_the_same_occurrence_back_after_the_retry_delay) 
   auto c = claim();
   BOOST_TEST_REQUIRE(c.fires.size() == 1u);
   std::int64_t at = 0;
-  BOOST_TEST(!cd::detail::parse_integer(redis.exec(cd::detail::nack_call(ks, "n", c.fires[0].token, 80)), at));
-  auto early = claim();
+  BOOST_TEST(!cd::detail::parse_integer(redis.exec(cd::detail::nack_call(ks, "n", c.fires[0].token, 1000)), at));
+  auto early = claim();  // well within the 1 s retry delay, even on a loaded machine
   BOOST_TEST(early.fires.empty());
   BOOST_TEST(early.next_event_ms == at);
-  sleep_ms(120);
+  sleep_ms(1100);
   auto again = claim();
   BOOST_TEST_REQUIRE(again.fires.size() == 1u);
   BOOST_TEST(again.fires[0].due_ms == due);
