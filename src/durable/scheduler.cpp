@@ -45,7 +45,8 @@ void scheduler::stop() { impl_->stop(); }
 scheduler_stats scheduler::stats() const { return impl_->stats(); }
 
 detail::put_request scheduler::make_request(std::string id, std::string task, std::string payload,
-                                            detail::schedule_kind kind, const schedule_options& o) {
+                                            detail::schedule_kind kind, const schedule_options& o, bool absolute,
+                                            std::int64_t at_ms, std::int64_t period_ms) {
   check_id(id);
   if (task.empty()) throw std::invalid_argument("chronopool::durable::scheduler: empty task name");
   if (o.misfire == misfire_policy::catch_up && o.catch_up_max == 0)
@@ -55,6 +56,9 @@ detail::put_request scheduler::make_request(std::string id, std::string task, st
   r.task = std::move(task);
   r.payload = std::move(payload);
   r.kind = kind;
+  r.absolute = absolute;
+  r.at_ms = at_ms;
+  r.period_ms = period_ms;
   r.options = o;
   return r;
 }

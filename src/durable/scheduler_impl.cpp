@@ -141,11 +141,10 @@ void scheduler_impl::register_handler(std::string task, scheduler::task_handler 
 void scheduler_impl::start() {
   {
     std::lock_guard lk(mutex_);
-    if (started_ || stop_claims_) return;
-    started_ = true;
+    if (stop_claims_) return;
   }
   asio::post(ctl_, [this] {
-    if (closing_ || claiming_) return;
+    if (closing_ || claiming_) return;  // already started
     claiming_ = true;
     spawn(claim_loop());
     spawn(wake_link_loop());
@@ -211,38 +210,43 @@ scheduler_stats scheduler_impl::stats() const {
 // User operations
 // ---------------------------------------------------------------------------
 
-void scheduler_impl::put(put_request r, put_handler h) {
+// One request of the user's: sent from the control thread, its reply turned
+// into the operation's result by `parse`, completed on the handler's
+// executor. After close, it completes with shut_down and `closed_result`.
+template <class Handler, class Result, class Parse>
+void scheduler_impl::request(std::vector<std::string> call, Handler h, Result closed_result, Parse parse) {
   auto work = track(h, work_);
   if (closing_) {
-    complete_later(work_, std::move(h), std::move(work), make_error_code(error::shut_down),
-                   std::chrono::system_clock::time_point{});
+    complete_later(work_, std::move(h), std::move(work), make_error_code(error::shut_down), closed_result);
     return;
   }
-  asio::post(ctl_, [this, r = std::move(r), h = std::move(h), work = std::move(work)]() mutable {
-    spawn([](scheduler_impl* self, put_request req, put_handler handler,
-             asio::any_completion_executor w) -> asio::awaitable<void> {
-      auto [ec, v] = co_await self->exec(put_call(self->keys_, req));
-      std::int64_t due = 0;
-      if (!ec) ec = parse_put(v, due);
-      complete(std::move(handler), std::move(w), ec, to_time_point(due));
-    }(this, std::move(r), std::move(h), std::move(work)));
+  asio::post(ctl_, [this, call = std::move(call), h = std::move(h), work = std::move(work), parse]() mutable {
+    spawn([](scheduler_impl* self, std::vector<std::string> c, Handler handler, asio::any_completion_executor w,
+             Parse p) -> asio::awaitable<void> {
+      auto [ec, v] = co_await self->exec(std::move(c));
+      Result result{};
+      if (!ec) ec = p(v, result);
+      complete(std::move(handler), std::move(w), ec, std::move(result));
+    }(this, std::move(call), std::move(h), std::move(work), parse));
   });
 }
 
+void scheduler_impl::put(put_request r, put_handler h) {
+  request(put_call(keys_, r), std::move(h), std::chrono::system_clock::time_point{},
+          [](const redis_value& v, std::chrono::system_clock::time_point& due) {
+            std::int64_t ms = 0;
+            auto ec = parse_put(v, ms);
+            due = to_time_point(ms);
+            return ec;
+          });
+}
+
 void scheduler_impl::cancel(std::string id, cancel_handler h) {
-  auto work = track(h, work_);
-  if (closing_) {
-    complete_later(work_, std::move(h), std::move(work), make_error_code(error::shut_down), false);
-    return;
-  }
-  asio::post(ctl_, [this, id = std::move(id), h = std::move(h), work = std::move(work)]() mutable {
-    spawn([](scheduler_impl* self, std::string i, cancel_handler handler,
-             asio::any_completion_executor w) -> asio::awaitable<void> {
-      auto [ec, v] = co_await self->exec(cancel_call(self->keys_, i));
-      std::int64_t existed = 0;
-      if (!ec) ec = parse_integer(v, existed);
-      complete(std::move(handler), std::move(w), ec, existed == 1);
-    }(this, std::move(id), std::move(h), std::move(work)));
+  request(cancel_call(keys_, id), std::move(h), false, [](const redis_value& v, bool& existed) {
+    std::int64_t n = 0;
+    auto ec = parse_integer(v, n);
+    existed = n == 1;
+    return ec;
   });
 }
 

@@ -104,6 +104,8 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   void fire_done(std::shared_ptr<running_fire> st);
   void close_links();
   void spawn(boost::asio::awaitable<void> a);
+  template <class Handler, class Result, class Parse>
+  void request(std::vector<std::string> call, Handler h, Result closed_result, Parse parse);
 
   // Immutable after construction.
   executor_type work_;
@@ -136,7 +138,6 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   std::condition_variable fires_cv_;
   std::unordered_map<std::string, handler_ptr> handlers_;
   std::size_t running_count_ = 0;      // mirrors running_.size() for stop()
-  bool started_ = false;
   bool stop_claims_ = false;
   counters counters_;
 };

@@ -108,11 +108,9 @@ class scheduler {
   auto async_schedule_at(std::string id, std::string task, std::string payload,
                          std::chrono::time_point<std::chrono::system_clock, Duration> at,
                          Token&& token) {
-    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
-                                         detail::schedule_kind::once, {});
-    r.absolute = true;
-    r.at_ms = detail::clamp_time_ms(at);
-    return put(std::move(r), std::forward<Token>(token));
+    return put(make_request(std::move(id), std::move(task), std::move(payload), detail::schedule_kind::once, {},
+                            true, detail::clamp_time_ms(at), 0),
+               std::forward<Token>(token));
   }
 
   /// Creates a one-shot schedule firing `delay` after Redis's now.
@@ -120,10 +118,9 @@ class scheduler {
   template <class Rep, class Period, class Token>
   auto async_schedule(std::string id, std::string task, std::string payload,
                       std::chrono::duration<Rep, Period> delay, Token&& token) {
-    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
-                                         detail::schedule_kind::once, {});
-    r.at_ms = detail::clamp_delay_ms(delay);
-    return put(std::move(r), std::forward<Token>(token));
+    return put(make_request(std::move(id), std::move(task), std::move(payload), detail::schedule_kind::once, {},
+                            false, detail::clamp_delay_ms(delay), 0),
+               std::forward<Token>(token));
   }
 
   /// Fixed rate: occurrences at first, first + period, first + 2 period, ...
@@ -136,12 +133,10 @@ class scheduler {
                                     std::chrono::time_point<std::chrono::system_clock, Duration> first,
                                     std::chrono::duration<Rep, Period> period,
                                     schedule_options options, Token&& token) {
-    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
-                                         detail::schedule_kind::fixed_rate, options);
-    r.absolute = true;
-    r.at_ms = detail::clamp_time_ms(first);
-    r.period_ms = checked_period(period);
-    return put(std::move(r), std::forward<Token>(token));
+    const std::int64_t period_ms = checked_period(period);
+    return put(make_request(std::move(id), std::move(task), std::move(payload), detail::schedule_kind::fixed_rate,
+                            options, true, detail::clamp_time_ms(first), period_ms),
+               std::forward<Token>(token));
   }
 
   /// Fixed rate, first occurrence `initial_delay` after Redis's now.
@@ -150,11 +145,10 @@ class scheduler {
                                     std::chrono::duration<Rep1, Period1> initial_delay,
                                     std::chrono::duration<Rep2, Period2> period,
                                     schedule_options options, Token&& token) {
-    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
-                                         detail::schedule_kind::fixed_rate, options);
-    r.at_ms = detail::clamp_delay_ms(initial_delay);
-    r.period_ms = checked_period(period);
-    return put(std::move(r), std::forward<Token>(token));
+    const std::int64_t period_ms = checked_period(period);
+    return put(make_request(std::move(id), std::move(task), std::move(payload), detail::schedule_kind::fixed_rate,
+                            options, false, detail::clamp_delay_ms(initial_delay), period_ms),
+               std::forward<Token>(token));
   }
 
   /// Fixed delay: each occurrence is `delay` after the previous fire was
@@ -166,11 +160,10 @@ class scheduler {
                                        std::chrono::duration<Rep1, Period1> initial_delay,
                                        std::chrono::duration<Rep2, Period2> delay,
                                        schedule_options options, Token&& token) {
-    detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
-                                         detail::schedule_kind::fixed_delay, options);
-    r.at_ms = detail::clamp_delay_ms(initial_delay);
-    r.period_ms = checked_period(delay);
-    return put(std::move(r), std::forward<Token>(token));
+    const std::int64_t period_ms = checked_period(delay);
+    return put(make_request(std::move(id), std::move(task), std::move(payload), detail::schedule_kind::fixed_delay,
+                            options, false, detail::clamp_delay_ms(initial_delay), period_ms),
+               std::forward<Token>(token));
   }
 
   /// Deletes a schedule with its pending occurrence. A fire of it that is
@@ -209,8 +202,11 @@ class scheduler {
     return ms;
   }
 
+  /// Checks id, task and options, then assembles the request; `absolute`:
+  /// at_ms is a time point, else a delay from Redis's now.
   static detail::put_request make_request(std::string id, std::string task, std::string payload,
-                                          detail::schedule_kind kind, const schedule_options& o);
+                                          detail::schedule_kind kind, const schedule_options& o, bool absolute,
+                                          std::int64_t at_ms, std::int64_t period_ms);
   static void check_id(const std::string& id);
   [[noreturn]] static void throw_bad_period();
   void initiate_put(detail::put_request r, put_handler h);
