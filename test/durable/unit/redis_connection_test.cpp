@@ -3,6 +3,7 @@
 #include <chronopool/durable/detail/redis_connection.hpp>
 #include <chronopool/durable/error.hpp>
 
+#include "connection_io.hpp"
 #include "redis_server.hpp"
 #include "test_redis.hpp"
 
@@ -37,62 +38,14 @@ using connection = chronopool::durable::detail::redis_connection;
 using chronopool::durable::detail::redis_value;
 namespace dt = chronopool::durable::test;
 using durable_error = chronopool::durable::error;
-
-// Generous: these only bound a hang; passing tests take milliseconds.
-constexpr auto wait_limit = std::chrono::milliseconds(10s);
-
-// Runs ctx until pred() holds; fails the test case if it does not within limit.
-template <class Pred>
-void run_until(asio::io_context& ctx, Pred pred, std::chrono::milliseconds limit = wait_limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) BOOST_FAIL("timed out waiting for a completion");
-    if (ctx.stopped()) ctx.restart();
-    ctx.run_one_for(10ms);
-  }
-}
-
-// Runs ctx for a while without a condition (to let bytes move).
-void run_for(asio::io_context& ctx, std::chrono::milliseconds d) {
-  if (ctx.stopped()) ctx.restart();
-  ctx.run_for(d);
-}
-
-struct outcome {
-  bool done = false;
-  error_code ec;
-  redis_value value;
-};
-
-auto capture(outcome& o) {
-  return [&o](error_code ec, redis_value v) {
-    BOOST_CHECK(!o.done);  // exactly once
-    o.done = true;
-    o.ec = ec;
-    o.value = std::move(v);
-  };
-}
-
-error_code connect(asio::io_context& ctx, connection& conn) {
-  std::optional<error_code> result;
-  conn.async_connect([&](error_code ec) { result = ec; });
-  run_until(ctx, [&] { return result.has_value(); });
-  return *result;
-}
-
-outcome execute(asio::io_context& ctx, connection& conn, std::vector<std::string> args) {
-  outcome o;
-  conn.async_execute(std::move(args), capture(o));
-  run_until(ctx, [&] { return o.done; });
-  return o;
-}
-
-// A reply that must have arrived: transport success.
-redis_value command(asio::io_context& ctx, connection& conn, std::vector<std::string> args) {
-  auto o = execute(ctx, conn, std::move(args));
-  BOOST_REQUIRE_MESSAGE(!o.ec, "transport error: " << o.ec.message());
-  return std::move(o.value);
-}
+using dt::capture;
+using dt::command;
+using dt::connect;
+using dt::execute;
+using dt::outcome;
+using dt::run_for;
+using dt::run_until;
+using dt::wait_limit;
 
 // Keys and channels private to this process: the fixture server is shared.
 std::string unique_name(const std::string& what) {
