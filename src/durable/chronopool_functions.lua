@@ -188,12 +188,16 @@ local function claim(keys, args)
                            'catch_up', 'lease_due', 'lease_attempt')
       if f[1] then
         local due = tonumber(f[5])
-        if f[3] ~= 'once' then  -- one-shots always fire
+        -- An occurrence leased before (its lease ran out, or it was nacked)
+        -- is that same fire again: it runs however late, whatever the misfire
+        -- policy, or a claimed fire could be lost. One-shots always fire.
+        local retried = f[8] and tonumber(f[8]) == due
+        if f[3] ~= 'once' and not retried then
           due = apply_misfire(p, id, f[3], tonumber(f[4]), f[6], tonumber(f[7]), due, now)
         end
         if due ~= nil then
           local attempt = 1
-          if f[8] and tonumber(f[8]) == due then attempt = tonumber(f[9]) + 1 end
+          if retried then attempt = tonumber(f[9]) + 1 end
           -- The expiry lives in the inflight set only; cp_get_v1 reports it.
           redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', token, 'lease_due', fmt(due),
                      'lease_attempt', attempt)

@@ -211,6 +211,29 @@ BOOST_AUTO_TEST_CASE(an_expired_lease_is_claimed_again_with_a_larger_token_and_t
   BOOST_TEST(!ack("x", b.token));
 }
 
+BOOST_AUTO_TEST_CASE(an_expired_lease_of_a_periodic_fire_runs_that_fire_again_whatever_the_misfire_policy) {
+  // The holder of the lease dies; by the time the lease runs out several
+  // periods have passed. The claimed occurrence must still run (at least
+  // once), not be folded into a later one by the misfire policy.
+  const auto now = server_now();
+  auto skip = rate_at("k1", now - 10, 50);
+  skip.options.misfire = cd::misfire_policy::skip;
+  put_ok(skip);
+  put_ok(rate_at("k2", now - 10, 50));  // fire_once_now
+  auto first = claim(16, 50, "zombie");
+  BOOST_TEST_REQUIRE(first.fires.size() == 2u);
+  sleep_ms(300);  // the lease and six periods
+  auto second = claim(16, 30000, "w2");
+  BOOST_TEST_REQUIRE(second.fires.size() == 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& b = second.fires[i];
+    const auto& a = first.fires[0].id == b.id ? first.fires[0] : first.fires[1];
+    BOOST_TEST(b.due_ms == a.due_ms);
+    BOOST_TEST(b.attempt == 2u);
+    BOOST_TEST(b.token > a.token);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(extend_keeps_the_lease_and_a_superseded_token_cannot_extend) {
   // Lease 400 ms, extended every 100 ms for 400 ms: still ours at the end,
   // with 4x slack for a loaded machine.
