@@ -8,19 +8,20 @@
 // cancelled the wait.
 #pragma once
 
+#include <chronopool/detail/recycling_allocator.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 
 #include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
-#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/query.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
@@ -34,6 +35,28 @@
 namespace chronopool::detail {
 
 class wait_op_base;
+
+/// post() / dispatch() of a completion to a wait's I/O executor. Through a
+/// type-erased any_io_executor, Asio wraps the function twice (an
+/// executor_function, then the io_context's own operation), two allocations
+/// and several type-erased executor copies per call. When the target is a
+/// plain io_context executor, the usual I/O executor of a timer, the call
+/// goes to it directly: one operation, the same semantics.
+template <class Ex, class F>
+void complete_on(const Ex& ex, F&& f, bool may_run_here) {
+  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
+    using plain = boost::asio::io_context::executor_type;
+    using tracked = std::decay_t<decltype(boost::asio::prefer(std::declval<const plain&>(),
+                                                             boost::asio::execution::outstanding_work.tracked))>;
+    if (const auto* t = ex.template target<tracked>()) return complete_on(*t, std::forward<F>(f), may_run_here);
+    if (const auto* p = ex.template target<plain>()) return complete_on(*p, std::forward<F>(f), may_run_here);
+  }
+  if (may_run_here) {
+    boost::asio::dispatch(ex, std::forward<F>(f));
+  } else {
+    boost::asio::post(ex, std::forward<F>(f));
+  }
+}
 
 /// The context whose due waits this thread is completing right now, inside
 /// that context's run() (set by the timer service around a batch): a handler
@@ -86,6 +109,16 @@ template <class Handler, class IoExecutor>
 class wait_op final : public wait_op_base {
  public:
   using handler_allocator = boost::asio::associated_allocator_t<Handler>;
+  /// What the wait itself is allocated with: the handler's allocator, or the
+  /// per-thread recycling one for the default allocator.
+  using self_allocator = operation_allocator_t<handler_allocator, wait_op>;
+  static self_allocator allocator_for(const handler_allocator& a) noexcept {
+    if constexpr (std::is_same_v<self_allocator, recycling_allocator<wait_op>>) {
+      return {};
+    } else {
+      return self_allocator(a);
+    }
+  }
 
   // A template over the handler's value category: a handler passed as an
   // lvalue (a named lambda given to async_wait) is copied, as Asio does.
@@ -95,9 +128,16 @@ class wait_op final : public wait_op_base {
         // Outstanding work on the I/O executor keeps io_context::run() from
         // returning while the wait is pending, and on the handler's executor
         // keeps the place it completes to alive (as Asio's handler_work does).
-        io_work_(boost::asio::prefer(io_ex, boost::asio::execution::outstanding_work.tracked)),
-        handler_work_(boost::asio::prefer(boost::asio::get_associated_executor(*handler_, io_ex),
-                                          boost::asio::execution::outstanding_work.tracked)) {}
+        io_work_(boost::asio::prefer(io_ex, boost::asio::execution::outstanding_work.tracked)) {
+    // The usual handler has no executor of its own, or the I/O one: a second
+    // tracked copy would only count the same work twice, and costs a
+    // type-erased copy per wait. handler_work_ stays empty then.
+    auto handler_ex = boost::asio::get_associated_executor(*handler_, io_ex);
+    if constexpr (std::is_same_v<handler_executor_type, IoExecutor>) {
+      if (handler_ex == io_ex) return;
+    }
+    handler_work_.emplace(boost::asio::prefer(std::move(handler_ex), boost::asio::execution::outstanding_work.tracked));
+  }
 
   /// Connects per-operation cancellation: terminal, partial and total
   /// cancellation all cancel this wait.
@@ -151,25 +191,19 @@ class wait_op final : public wait_op_base {
     if (!begin()) return;
     const end_guard guard{this};
     auto io_work = std::move(*io_work_);
-    auto handler_work = std::move(*handler_work_);
+    auto handler_work = std::move(handler_work_);  // empty: the I/O executor's
     io_work_.reset();
     handler_work_.reset();
     bool post_failed = false;
     {
       const posting_abort scope(this);
       try {
-        auto alloc = boost::asio::get_associated_allocator(*handler_);
         abort_call call(*this);
-        bool posted = false;
-        if constexpr (std::is_same_v<handler_work_type, io_work_type>) {
-          if (handler_work == io_work) {
-            boost::asio::post(io_work, boost::asio::bind_allocator(alloc, std::move(call)));
-            posted = true;
-          }
+        if (!handler_work) {
+          complete_on(io_work, std::move(call), false);
+        } else {
+          complete_on(io_work, boost::asio::bind_executor(*handler_work, std::move(call)), false);
         }
-        if (!posted)
-          boost::asio::post(io_work,
-                            boost::asio::bind_executor(handler_work, boost::asio::bind_allocator(alloc, std::move(call))));
       } catch (...) {
         post_failed = true;
       }
@@ -201,14 +235,25 @@ class wait_op final : public wait_op_base {
   // the executor dropped it at once), it hands the handler back to the wait;
   // destroyed unrun later (its context went away), it destroys the handler,
   // as Asio does.
+  //
+  // It names the handler's allocator itself (allocator_type) rather than
+  // through bind_allocator: Asio's post() routes any handler whose
+  // associated_executor is specialised, as a binder's is, through an extra
+  // work_dispatcher hop with two more type-erased executor copies.
   class abort_call {
    public:
+    using allocator_type = handler_allocator;
+    allocator_type get_allocator() const noexcept { return allocator_; }
+
     explicit abort_call(wait_op& op) noexcept(std::is_nothrow_move_constructible_v<Handler>)
-        : owner_(&op), slot_(op.slot_), handler_(std::move(*op.handler_)) {
+        : owner_(&op),
+          slot_(op.slot_),
+          allocator_(boost::asio::get_associated_allocator(*op.handler_)),
+          handler_(std::move(*op.handler_)) {
       op.handler_.reset();
     }
     abort_call(abort_call&& o) noexcept(std::is_nothrow_move_constructible_v<Handler>)
-        : owner_(o.owner_), slot_(o.slot_), handler_(std::move(o.handler_)) {
+        : owner_(o.owner_), slot_(o.slot_), allocator_(o.allocator_), handler_(std::move(o.handler_)) {
       o.handler_.reset();
     }
     abort_call(const abort_call&) = delete;
@@ -228,7 +273,26 @@ class wait_op final : public wait_op_base {
    private:
     wait_op* owner_;  // only touched during the post, while the canceller holds the wait
     boost::asio::cancellation_slot slot_;
+    allocator_type allocator_;
     std::optional<Handler> handler_;
+  };
+
+  // The success completion: the handler, its slot to clear first (on the
+  // handler's own executor, where the slot's signal lives) and, like
+  // abort_call, its allocator by name rather than through a binder.
+  struct success_call {
+    using allocator_type = handler_allocator;
+    allocator_type get_allocator() const noexcept { return allocator; }
+
+    Handler handler;
+    boost::asio::cancellation_slot slot;
+    boost::system::error_code ec;
+    allocator_type allocator;
+
+    void operator()() {
+      if (slot.is_connected()) slot.clear();
+      std::move(handler)(ec);
+    }
   };
 
   void release_callable() noexcept override {
@@ -238,10 +302,9 @@ class wait_op final : public wait_op_base {
   }
 
   void destroy() noexcept override {
-    using self_alloc = typename std::allocator_traits<handler_allocator>::template rebind_alloc<wait_op>;
-    self_alloc a(allocator_);
-    std::allocator_traits<self_alloc>::destroy(a, this);
-    std::allocator_traits<self_alloc>::deallocate(a, this, 1);
+    self_allocator a(allocator_);
+    std::allocator_traits<self_allocator>::destroy(a, this);
+    std::allocator_traits<self_allocator>::deallocate(a, this, 1);
   }
 
   struct end_guard {
@@ -266,26 +329,20 @@ class wait_op final : public wait_op_base {
     if (!handler_) return;
     if (!begin()) return;
     const end_guard guard{this};
-    Handler h(std::move(*handler_));
+    auto alloc = boost::asio::get_associated_allocator(*handler_);
+    auto slot = boost::asio::get_associated_cancellation_slot(*handler_);
+    success_call call{std::move(*handler_), slot, ec, alloc};
     handler_.reset();
     auto io_work = std::move(*io_work_);
-    auto handler_work = std::move(*handler_work_);
+    auto handler_work = std::move(handler_work_);  // empty: the I/O executor's
     io_work_.reset();
     handler_work_.reset();
-    auto alloc = boost::asio::get_associated_allocator(h);
-    auto slot = boost::asio::get_associated_cancellation_slot(h);
-    // The upcall clears the cancellation slot first, on the handler's own
-    // executor, which is where the slot's signal lives.
-    auto call = boost::asio::bind_allocator(alloc, [h = std::move(h), slot, ec]() mutable {
-      if (slot.is_connected()) slot.clear();
-      std::move(h)(ec);
-    });
-    if constexpr (std::is_same_v<handler_work_type, io_work_type>) {
+    {
       // The usual case: the handler has no executor of its own, so it
       // completes on the I/O executor and the second hop (an executor
       // binder, a work_dispatcher and two more type-erased executor copies
       // per completion) would only dispatch to where it already is.
-      if (handler_work == io_work) {
+      if (!handler_work) {
         if (may_run_here && runs_inline_here(io_work)) {
           // This thread is completing its own context's due waits (see
           // timer_service::complete_due): call the handler directly, so an
@@ -295,23 +352,15 @@ class wait_op final : public wait_op_base {
           call();
           return;
         }
-        if (may_run_here) {
-          boost::asio::dispatch(io_work, std::move(call));
-        } else {
-          boost::asio::post(io_work, std::move(call));
-        }
+        complete_on(io_work, std::move(call), may_run_here);
         return;
       }
     }
-    auto upcall = boost::asio::bind_executor(handler_work, std::move(call));
+    auto upcall = boost::asio::bind_executor(std::move(*handler_work), std::move(call));
     // As Asio's own operations do, completion passes through the I/O executor
     // and is then dispatched to the handler's executor (post/dispatch do the
     // second step because the upcall carries the handler's executor).
-    if (may_run_here) {
-      boost::asio::dispatch(io_work, std::move(upcall));
-    } else {
-      boost::asio::post(io_work, std::move(upcall));
-    }
+    complete_on(io_work, std::move(upcall), may_run_here);
   }
 
   template <class H, class E>
@@ -335,8 +384,8 @@ class wait_op final : public wait_op_base {
 
   std::optional<Handler> handler_;
   std::optional<io_work_type> io_work_;
-  std::optional<handler_work_type> handler_work_;
-  handler_allocator allocator_{boost::asio::get_associated_allocator(*handler_)};
+  std::optional<handler_work_type> handler_work_;  // empty when it is the I/O executor
+  self_allocator allocator_{allocator_for(boost::asio::get_associated_allocator(*handler_))};
   boost::asio::cancellation_slot slot_;  // connected when the handler has one
   std::atomic<bool> silent_{false};
 };
@@ -345,8 +394,8 @@ class wait_op final : public wait_op_base {
 template <class Handler, class IoExecutor>
 task_ptr make_wait_op(Handler&& h, const IoExecutor& io_ex) {
   using op = wait_op<std::decay_t<Handler>, IoExecutor>;
-  using alloc_type = typename std::allocator_traits<typename op::handler_allocator>::template rebind_alloc<op>;
-  alloc_type a(boost::asio::get_associated_allocator(h));
+  using alloc_type = typename op::self_allocator;
+  alloc_type a = op::allocator_for(boost::asio::get_associated_allocator(h));
   op* p = std::allocator_traits<alloc_type>::allocate(a, 1);
   try {
     std::allocator_traits<alloc_type>::construct(a, p, std::forward<Handler>(h), io_ex);
