@@ -216,9 +216,15 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
 }
 
 bool delayed_work_queue::remove(task_base& t) {
+  std::size_t left = 0;
+  return remove(t, left);
+}
+
+bool delayed_work_queue::remove(task_base& t, std::size_t& left) {
   task_base* removed = nullptr;
   {
     std::lock_guard lock(mutex_);
+    left = count();
     const std::size_t i = t.heap_index;
     if (i != task_base::not_queued && (i & ready_tag) != 0) {
       const std::size_t abs = i & ~ready_tag;
@@ -236,7 +242,8 @@ bool delayed_work_queue::remove(task_base& t) {
     }
     // A removal that empties the queue changes what idle takers should do
     // (a draining one returns, a surplus pool thread may retire): wake them.
-    if (count() == 0) available_.notify_all();
+    left = count();
+    if (left == 0) available_.notify_all();
   }
   intrusive_release(removed);  // outside the lock: may run the callable's destructor
   return true;

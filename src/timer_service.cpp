@@ -108,12 +108,15 @@ void timer_service::move_assign(implementation_type& impl, timer_service&, imple
   other.state = std::make_unique<detail::timer_state>();
 }
 
-std::size_t timer_service::cancel(implementation_type& impl) {
+std::size_t timer_service::cancel(implementation_type& impl) { return cancel_and_set_expiry(impl, nullptr); }
+
+std::size_t timer_service::cancel_and_set_expiry(implementation_type& impl, const detail::time_point* expiry) {
   detail::task_ptr one;
   std::vector<detail::task_ptr> many;
   {
     std::lock_guard lock(impl.state->mutex);
     impl.state->pending.take_all(one, many);
+    if (expiry) impl.state->expiry = *expiry;
   }
   // Outside the timer's lock: cancelling posts handlers and touches queues.
   std::size_t n = 0;
@@ -141,10 +144,7 @@ detail::time_point timer_service::expiry(const implementation_type& impl) const 
 }
 
 std::size_t timer_service::expires_at(implementation_type& impl, detail::time_point t) {
-  const std::size_t n = cancel(impl);
-  std::lock_guard lock(impl.state->mutex);
-  impl.state->expiry = t;
-  return n;
+  return cancel_and_set_expiry(impl, &t);
 }
 
 void timer_service::wait(implementation_type& impl, boost::system::error_code& ec) {
@@ -382,8 +382,9 @@ void timer_service::fire(const detail::task_ptr& op) {
 
 void timer_service::on_cancelled(detail::task_base& t) noexcept {
   std::lock_guard lock(mutex_);
-  if (!queue_.remove(t)) return;
-  if (queue_.empty() && armed_ && native_) {
+  std::size_t left = 0;
+  if (!queue_.remove(t, left)) return;
+  if (left == 0 && armed_ && native_) {
     // Nothing left to wait for: disarm, so io_context::run() can return.
     native_->timer.cancel();
     armed_ = false;

@@ -141,6 +141,10 @@ class timer_service : public boost::asio::execution_context::service, private de
  private:
   void shutdown() override;
 
+  /// Takes every pending wait off the timer and, with @p expiry, sets the
+  /// new expiry under the same lock; then cancels the waits taken.
+  std::size_t cancel_and_set_expiry(implementation_type& impl, const detail::time_point* expiry);
+
   void learn_executor(const boost::asio::any_io_executor& ex);
   /// Registers @p op, adds it to @p timer's pending waits (when it has a
   /// timer; its deadline is then the timer's expiry) and queues it. Strong

@@ -98,6 +98,9 @@ class delayed_work_queue {
   /// Takes @p t out of the queue if it is queued here. O(log n) in the heap,
   /// O(1) in the ready lane (it leaves an empty slot there).
   bool remove(task_base& t);
+  /// remove() that also tells how many tasks are left, without a second lock
+  /// for size() (a timer service disarms its wake-up when none are).
+  bool remove(task_base& t, std::size_t& left);
 
   /// Removes every queued task for which @p pred is true; returns them in
   /// (deadline, sequence) order.
