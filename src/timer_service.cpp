@@ -164,19 +164,36 @@ void timer_service::learn_executor(const boost::asio::any_io_executor& ex) {
 
 void timer_service::start(const detail::task_ptr& op, detail::timer_state* timer) {
   auto& wait = static_cast<detail::wait_op_base&>(*op);
-  const registration r = register_op(wait);
-  if (!r.accepted) return wait.abandon();  // the context is going: destroyed uncalled, as Asio does
+  // The timer's lock is held from reading its expiry until the wait is in
+  // its pending list, so a concurrent cancel() or expires_*() of the timer
+  // sees the wait either not started or pending, and the registration and,
+  // when this service drives the waits, the queueing happen under one lock
+  // of the service. Lock order: a timer's mutex, then the service's; nothing
+  // takes them the other way round.
+  std::unique_lock<std::mutex> timer_lock;
+  if (timer) {
+    timer_lock = std::unique_lock(timer->mutex);
+    op->set_deadline(timer->expiry);
+  }
+  registration r{};
   try {
-    if (timer) {
-      std::lock_guard lock(timer->mutex);
-      op->set_deadline(timer->expiry);
-      timer->pending.push(op);
-    }
-    schedule_op(op, r.pool);
+    r = register_op(wait, op);
+    if (r.accepted && timer) timer->pending.push(op);
   } catch (...) {
-    // Allocation failed on the way in (the pending list, a queue, the native
-    // wake-up, a pool thread): take the wait back out everywhere. The queues
-    // and the pool give it back before anyone could run it.
+    // Allocation failed on the way in (the pending list, the queue, the
+    // native wake-up): take the wait back out everywhere. Nobody could have
+    // run it: it is queued only under locks we held until now.
+    if (timer_lock.owns_lock()) timer_lock.unlock();
+    wait.abandon();
+    throw;
+  }
+  if (timer_lock.owns_lock()) timer_lock.unlock();
+  if (!r.accepted) return wait.abandon();  // the context is going: destroyed uncalled, as Asio does
+  if (r.pool == nullptr) return;           // queued here already
+  try {
+    r.pool->submit_internal(op);
+  } catch (...) {
+    // The pool gives it back before anyone could run it.
     if (timer) {
       std::lock_guard lock(timer->mutex);
       timer->pending.remove(*op);
@@ -186,17 +203,9 @@ void timer_service::start(const detail::task_ptr& op, detail::timer_state* timer
   }
 }
 
-void timer_service::schedule_op(const detail::task_ptr& op, detail::pool_core* pool) {
-  if (pool != nullptr) {
-    pool->submit_internal(op);
-  } else {
-    schedule_native(op);
-  }
-}
-
 // ---- the registry of live waits ----------------------------------------------
 
-timer_service::registration timer_service::register_op(detail::wait_op_base& op) {
+timer_service::registration timer_service::register_op(detail::wait_op_base& op, const detail::task_ptr& queued) {
   std::lock_guard lock(mutex_);
   if (shutting_down_) return {false, nullptr};
   any_timer_ = true;  // a standalone wait counts as a timer for use_pool()
@@ -209,7 +218,9 @@ timer_service::registration timer_service::register_op(detail::wait_op_base& op)
   ++live_count_;
   // Read here, under the lock we hold anyway: pool_ is fixed from the first
   // timer on (use_pool() refuses later), and it lives as long as the service.
-  return {true, pool_.get()};
+  if (pool_) return {true, pool_.get()};
+  schedule_native_locked(queued);  // may throw: the caller abandons the wait, which unregisters it
+  return {true, nullptr};
 }
 
 void timer_service::unregister_op_locked(detail::wait_op_base& op) noexcept {
@@ -225,6 +236,7 @@ void timer_service::unregister_op_locked(detail::wait_op_base& op) noexcept {
 bool timer_service::begin_delivery(detail::wait_op_base& op) noexcept {
   std::lock_guard lock(mutex_);
   unregister_op_locked(op);
+  dequeue_cancelled_locked(op);
   // Counted even when refused: the caller then releases the handler and its
   // tracked work on this context, which shutdown() must outlast.
   in_flight_.fetch_add(1);
@@ -234,6 +246,7 @@ bool timer_service::begin_delivery(detail::wait_op_base& op) noexcept {
 void timer_service::withdraw(detail::wait_op_base& op) noexcept {
   std::lock_guard lock(mutex_);
   unregister_op_locked(op);
+  dequeue_cancelled_locked(op);
   if (shutting_down_ && live_head_ == nullptr) deliveries_done_.notify_all();
 }
 
@@ -281,13 +294,12 @@ void timer_service::shutdown() {
 
 // ---- native driving -------------------------------------------------------------
 
-void timer_service::schedule_native(const detail::task_ptr& op) {
+void timer_service::schedule_native_locked(const detail::task_ptr& op) {
   op->set_owner(this);
-  std::lock_guard lock(mutex_);
   op->set_sequence(sequence_++);
   bool new_head = false;
-  // Shutting down: shutdown() discards it. Cancelled meanwhile: completed.
-  if (shutting_down_ || !queue_.offer(op, new_head)) return;
+  // Cancelled meanwhile: completed already.
+  if (!queue_.offer(op, new_head)) return;
   // Re-arm only when the head moved earlier: a later wait never touches the
   // native timer, so most waits cost no reactor work at all.
   const detail::time_point head = op->deadline();
@@ -380,16 +392,29 @@ void timer_service::fire(const detail::task_ptr& op) {
   op->invoke();  // completes the handler with success, inline when it belongs here
 }
 
-void timer_service::on_cancelled(detail::task_base& t) noexcept {
-  std::lock_guard lock(mutex_);
+void timer_service::dequeue_cancelled_locked(detail::wait_op_base& op) noexcept {
+  // Only a natively queued wait whose cancel() is under way: a fired one
+  // left the queue when it came due, a pool's waits are the pool's.
+  if (op.owner() != this || !op.cancelled()) return;
+  op.dequeued = true;
   std::size_t left = 0;
-  if (!queue_.remove(t, left)) return;
-  if (left == 0 && armed_ && native_) {
+  if (queue_.remove(op, left) && left == 0 && armed_ && native_) {
     // Nothing left to wait for: disarm, so io_context::run() can return.
     native_->timer.cancel();
     armed_ = false;
     ++generation_;
   }
+}
+
+void timer_service::on_cancelled(detail::task_base& t) noexcept {
+  // Every task this service owns is a wait. Its cancel() normally took it
+  // out of the queue already, when it began the operation_aborted delivery
+  // (or withdrew a discarded wait) under the same lock as the registry:
+  // this thread set `dequeued` moments ago, so it reads it unlocked.
+  auto& op = static_cast<detail::wait_op_base&>(t);
+  if (op.dequeued) return;
+  std::lock_guard lock(mutex_);
+  dequeue_cancelled_locked(op);
 }
 
 bool timer_service::reschedule(detail::task_base&) { return false; }  // waits are one-shot

@@ -151,19 +151,21 @@ class timer_service : public boost::asio::execution_context::service, private de
   /// guarantee: if anything throws, the wait is gone again and its handler
   /// is destroyed uncalled, so a call that reports failure never completes.
   void start(const detail::task_ptr& op, detail::timer_state* timer);
-  /// Hands a registered wait with its deadline set to whoever drives timers:
-  /// @p pool (what register_op() returned) or, when null, this service.
-  void schedule_op(const detail::task_ptr& op, detail::pool_core* pool);
   struct registration {
     bool accepted;            // false once the context is shutting down
     detail::pool_core* pool;  // the pool that drives this context's timers, or null
   };
-  /// Adds @p op to the live waits.
-  registration register_op(detail::wait_op_base& op);
+  /// Adds @p op (also @p queued) to the live waits and, when no pool drives
+  /// this context's waits, queues it here, under the same lock; the caller
+  /// hands it to the returned pool otherwise.
+  registration register_op(detail::wait_op_base& op, const detail::task_ptr& queued);
   void unregister_op_locked(detail::wait_op_base& op) noexcept;
+  /// Takes a cancelled, natively queued wait out of the queue (disarming the
+  /// native wake-up when none is left) and marks it dequeued.
+  void dequeue_cancelled_locked(detail::wait_op_base& op) noexcept;
 
   // Native driving (contexts that are not pools).
-  void schedule_native(const detail::task_ptr& op);
+  void schedule_native_locked(const detail::task_ptr& op);
   void arm_locked(detail::time_point t);
   /// Points the native wake-up at the queue's head, if there is one to wait
   /// for. Never throws: after an allocation failure the waits stay queued and

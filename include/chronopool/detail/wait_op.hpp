@@ -103,6 +103,10 @@ class wait_op_base : public task_base {
   wait_op_base* prev = nullptr;
   wait_op_base* next = nullptr;
   bool registered = false;
+  /// Set by the registry when it took this cancelled wait out of its queue
+  /// together with the registration (one lock instead of two); read by the
+  /// same thread's cancel() right after.
+  bool dequeued = false;
 };
 
 template <class Handler, class IoExecutor>
