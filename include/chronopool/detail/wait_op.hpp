@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chronopool/detail/recycling_allocator.hpp>
+#include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 
@@ -42,20 +43,38 @@ class wait_op_base;
 /// and several type-erased executor copies per call. When the target is a
 /// plain io_context executor, the usual I/O executor of a timer, the call
 /// goes to it directly: one operation, the same semantics.
+template <class Plain, class Ex, class F>
+bool complete_on_target(const Ex& ex, F& f, bool may_run_here);
+
 template <class Ex, class F>
 void complete_on(const Ex& ex, F&& f, bool may_run_here) {
   if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
-    using plain = boost::asio::io_context::executor_type;
-    using tracked = std::decay_t<decltype(boost::asio::prefer(std::declval<const plain&>(),
-                                                             boost::asio::execution::outstanding_work.tracked))>;
-    if (const auto* t = ex.template target<tracked>()) return complete_on(*t, std::forward<F>(f), may_run_here);
-    if (const auto* p = ex.template target<plain>()) return complete_on(*p, std::forward<F>(f), may_run_here);
+    // The same holds for a scheduled_thread_pool's executor (pool mode).
+    if (complete_on_target<boost::asio::io_context::executor_type>(ex, f, may_run_here)) return;
+    if (complete_on_target<scheduled_thread_pool::executor_type>(ex, f, may_run_here)) return;
   }
   if (may_run_here) {
     boost::asio::dispatch(ex, std::forward<F>(f));
   } else {
     boost::asio::post(ex, std::forward<F>(f));
   }
+}
+
+/// complete_on() for @p ex's target when it is @p Plain or its tracked form;
+/// false when it is neither.
+template <class Plain, class Ex, class F>
+bool complete_on_target(const Ex& ex, F& f, bool may_run_here) {
+  using tracked = std::decay_t<decltype(boost::asio::prefer(std::declval<const Plain&>(),
+                                                           boost::asio::execution::outstanding_work.tracked))>;
+  if (const auto* t = ex.template target<tracked>()) {
+    complete_on(*t, std::move(f), may_run_here);
+    return true;
+  }
+  if (const auto* p = ex.template target<Plain>()) {
+    complete_on(*p, std::move(f), may_run_here);
+    return true;
+  }
+  return false;
 }
 
 /// The context whose due waits this thread is completing right now, inside
