@@ -77,6 +77,25 @@ struct fire_log {
   }
 };
 
+// A handler for the task "long" that records that it started and then waits
+// up to `limit` for its stop token: the lease-loss tests watch both flags.
+struct stop_watch {
+  std::atomic<bool> started{false};
+  std::atomic<bool> saw_stop{false};
+  void register_on(cd::scheduler& s, std::chrono::milliseconds limit) {
+    s.register_handler("long", [this, limit](const cd::fire_context& c) {
+      started = true;
+      saw_stop = wait_until([&] { return c.stop.stop_requested(); }, limit);
+    });
+  }
+  /// Starts @p s, schedules one "long" fire as @p id, and waits until it runs.
+  bool start_one_fire(cd::scheduler& s, const char* id) {
+    s.start();
+    s.async_schedule(id, "long", "", 0ms, boost::asio::use_future).get();
+    return wait_until([&] { return started.load(); });
+  }
+};
+
 struct scheduler_fixture {
   std::string ns = unique_namespace();
   chronopool::scheduled_thread_pool pool{2};
@@ -297,26 +316,20 @@ BOOST_AUTO_TEST_CASE(a_fire_for_a_task_without_handler_here_is_left_for_a_proces
 BOOST_AUTO_TEST_CASE(a_handler_whose_lease_is_lost_is_asked_to_stop_and_its_ack_is_rejected) {
   auto o = fast_options(ns);
   o.lease = 600ms;  // extended every 200 ms: three chances before it runs out
+  stop_watch w;  // before the scheduler: it outlives every run of the handler
   cd::scheduler s(pool.get_executor(), o);
-  std::atomic<bool> started{false};
-  std::atomic<bool> saw_stop{false};
-  s.register_handler("long", [&](const cd::fire_context& c) {
-    started = true;
-    saw_stop = wait_until([&] { return c.stop.stop_requested(); }, 10s);
-  });
-  s.start();
-  s.async_schedule("l", "long", "", 0ms, boost::asio::use_future).get();
-  BOOST_TEST_REQUIRE(wait_until([&] { return started.load(); }));
+  w.register_on(s, 10s);
+  BOOST_TEST_REQUIRE(w.start_one_fire(s, "l"));
   std::this_thread::sleep_for(1500ms);  // well past the lease: extension kept it
   BOOST_TEST(s.stats().extended >= 3u);
-  BOOST_TEST(!saw_stop.load());
+  BOOST_TEST(!w.saw_stop.load());
   // Another process supersedes the lease: delete it and claim the fire anew.
   cd::test::sync_redis redis(o.redis);
   const cd::detail::key_space ks(ns);
   redis.exec({"ZADD", ks.prefix() + "inflight", "0", "l"});  // as if it had expired
   auto stolen = redis.exec(cd::detail::claim_call(ks, "thief", 60000, 1));
   BOOST_TEST_REQUIRE(stolen.elements.size() == 3u);
-  BOOST_TEST_REQUIRE(wait_until([&] { return saw_stop.load(); }));
+  BOOST_TEST_REQUIRE(wait_until([&] { return w.saw_stop.load(); }));
   BOOST_TEST(wait_until([&] { return s.stats().stale_acks == 1; }));
   BOOST_TEST(s.stats().leases_lost == 1u);
   BOOST_TEST(s.stats().acked == 0u);
@@ -332,18 +345,12 @@ BOOST_AUTO_TEST_CASE(a_handler_is_asked_to_stop_when_its_lease_cannot_be_extende
   o.redis.request_timeout = 200ms;
   o.redis.connect_timeout = 200ms;
   o.lease = 600ms;
+  stop_watch w;  // before the scheduler: it outlives every run of the handler
   cd::scheduler s(pool.get_executor(), o);
-  std::atomic<bool> started{false};
-  std::atomic<bool> saw_stop{false};
-  s.register_handler("long", [&](const cd::fire_context& c) {
-    started = true;
-    saw_stop = wait_until([&] { return c.stop.stop_requested(); }, 5s);
-  });
-  s.start();
-  s.async_schedule("p", "long", "", 0ms, boost::asio::use_future).get();
-  BOOST_TEST_REQUIRE(wait_until([&] { return started.load(); }));
+  w.register_on(s, 5s);
+  BOOST_TEST_REQUIRE(w.start_one_fire(s, "p"));
   proxy.set_stalled(true);
-  BOOST_TEST(wait_until([&] { return saw_stop.load(); }, 5s));
+  BOOST_TEST(wait_until([&] { return w.saw_stop.load(); }, 5s));
   BOOST_TEST(s.stats().leases_lost >= 1u);
   proxy.set_stalled(false);
 }
