@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -32,6 +33,22 @@ namespace cd = chronopool::durable;
 using namespace std::chrono_literals;
 
 namespace {
+
+// The error an operation expected to fail completes with, waited for. Not
+// use_future: it would carry the error as an exception_ptr made on the
+// scheduler's thread, whose reference count lives in uninstrumented
+// libstdc++, so ThreadSanitizer cannot see that the last release there
+// follows the test's read of the exception and reports a race that is not
+// one. (as_tuple(use_future) would avoid that but does not compile in
+// Boost 1.81.) The handler owns the promise, so nothing it touches dies
+// under it.
+template <class Start>
+boost::system::error_code error_of(Start start) {
+  std::promise<boost::system::error_code> done;
+  auto ec = done.get_future();
+  start([done = std::move(done)](boost::system::error_code e, auto&&...) mutable { done.set_value(e); });
+  return ec.get();
+}
 
 std::string unique_namespace() {
   static std::mt19937_64 rng{std::random_device{}()};
@@ -230,9 +247,8 @@ BOOST_AUTO_TEST_CASE(schedules_outlive_the_scheduler_that_created_them) {
 BOOST_AUTO_TEST_CASE(ids_are_unique_unless_replace_is_asked_for) {
   cd::scheduler s(pool.get_executor(), fast_options(ns));
   s.async_schedule("dup", "job", "1", 1h, boost::asio::use_future).get();
-  BOOST_CHECK_EXCEPTION(s.async_schedule("dup", "job", "2", 1h, boost::asio::use_future).get(),
-                        boost::system::system_error,
-                        [](const auto& e) { return e.code() == cd::error::schedule_exists; });
+  BOOST_TEST((error_of([&](auto h) { s.async_schedule("dup", "job", "2", 1h, std::move(h)); }) ==
+              cd::error::schedule_exists));
   cd::schedule_options replace;
   replace.replace = true;
   auto due = s.async_schedule_at_fixed_rate("dup", "job", "3", 2h, 1h, replace, boost::asio::use_future).get();
@@ -416,9 +432,8 @@ BOOST_AUTO_TEST_CASE(stop_is_refused_from_a_handler_and_idempotent_elsewhere) {
   BOOST_TEST(outcome.load() == 2);
   s.stop();
   s.stop();
-  BOOST_CHECK_EXCEPTION(s.async_schedule("y", "job", "", 0ms, boost::asio::use_future).get(),
-                        boost::system::system_error,
-                        [](const auto& e) { return e.code() == cd::error::shut_down; });
+  BOOST_TEST((error_of([&](auto h) { s.async_schedule("y", "job", "", 0ms, std::move(h)); }) ==
+              cd::error::shut_down));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
