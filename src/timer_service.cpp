@@ -300,10 +300,15 @@ void timer_service::schedule_native_locked(const detail::task_ptr& op) {
   bool new_head = false;
   // Cancelled meanwhile: completed already.
   if (!queue_.offer(op, new_head)) return;
-  // Re-arm only when the head moved earlier: a later wait never touches the
-  // native timer, so most waits cost no reactor work at all.
-  const detail::time_point head = op->deadline();
-  if (!new_head || detail::is_never(head) || (armed_ && head >= armed_at_)) return;
+  // Re-arm only when the queue's wake-up moved earlier: a later wait never
+  // touches the native timer, so most waits cost no reactor work at all. The
+  // wake-up is the new wait's deadline, or for a wait in the queue's far
+  // tier the time its bucket must move into the heap.
+  if (!new_head) return;
+  const auto wake = queue_.wake_deadline();
+  if (!wake) return;
+  const detail::time_point head = *wake;
+  if (detail::is_never(head) || (armed_ && head >= armed_at_)) return;
   try {
     arm_locked(head);
   } catch (...) {
@@ -329,7 +334,7 @@ void timer_service::arm_locked(detail::time_point t) {
 
 void timer_service::rearm_at_head_locked() noexcept {
   try {
-    const auto head = queue_.head_deadline();
+    const auto head = queue_.wake_deadline();
     if (head && !detail::is_never(*head)) arm_locked(*head);
   } catch (...) {
     // Still out of memory: the waits stay queued, and the next wait re-arms.
@@ -343,7 +348,7 @@ void timer_service::on_native_expiry(const boost::system::error_code& ec, std::u
     if (ec == boost::asio::error::operation_aborted || generation != generation_ || shutting_down_) return;
     armed_ = false;
     while (detail::task_ptr t = queue_.poll()) due.push_back(std::move(t));
-    rearm_at_head_locked();  // at the new head; noexcept, best effort
+    rearm_at_head_locked();  // at the new wake-up; noexcept, best effort
   }
   if (due.empty()) return;
   complete_due(std::make_shared<std::vector<detail::task_ptr>>(std::move(due)), 0, 0);

@@ -167,7 +167,7 @@ class timer_service : public boost::asio::execution_context::service, private de
   // Native driving (contexts that are not pools).
   void schedule_native_locked(const detail::task_ptr& op);
   void arm_locked(detail::time_point t);
-  /// Points the native wake-up at the queue's head, if there is one to wait
+  /// Points the native wake-up at the queue's wake_deadline(), if there is one to wait
   /// for. Never throws: after an allocation failure the waits stay queued and
   /// the next wait re-arms.
   void rearm_at_head_locked() noexcept;

@@ -4,7 +4,9 @@
 // offer_now, remove (queued, no longer queued, queued in another queue), poll,
 // pop_head, drain, remove_if, cancel while queued, a non-blocking
 // wait_for_task, mode changes — with deadlines from the whole clock range
-// (its minimum and maximum, "now", far past and future, raw values). The
+// (its minimum and maximum, "now", far past and future, raw values), on
+// queues whose near window the input picks (2 ns to 4 s), so that tasks
+// cross from the far tier into the heap while the run goes on. The
 // model is an ordered map keyed by (deadline, sequence), sequences growing as
 // a pool's do. After every operation the queue's answers, size, head
 // deadline and check_invariants() must agree with the model; any difference
@@ -72,7 +74,11 @@ key key_of(const cpd::task_base& t) { return {t.deadline().time_since_epoch().co
 
 class harness {
  public:
-  explicit harness(fuzz::byte_reader& in) : in_(in), base_(clock::now()) {}
+  // The first byte picks the near window, from 2 ns to about 4 s: small ones
+  // move tasks from the far tier into the heap all through a run.
+  explicit harness(fuzz::byte_reader& in)
+      : in_(in), base_(clock::now()), near_bits_(1 + static_cast<unsigned>(in_.pick(32))), other_(near_bits_),
+        q_(near_bits_) {}
 
   void run() {
     for (int steps = 0; !in_.empty() && steps < 4096; ++steps) {
@@ -91,7 +97,7 @@ class harness {
   }
 
   time_point deadline() {
-    switch (in_.pick(8)) {
+    switch (in_.pick(9)) {
       case 0: return time_point::min() + std::chrono::nanoseconds(in_.byte());
       case 1: return base_ - std::chrono::milliseconds(in_.byte());  // due, many ties
       case 2: return base_ - std::chrono::nanoseconds(in_.integral<std::uint32_t>());
@@ -99,6 +105,7 @@ class harness {
       case 4: return time_point::max();                                  // "never"
       case 5: return time_point::max() - std::chrono::nanoseconds(1 + in_.byte());
       case 6: return time_point(cpd::duration(in_.integral<std::int64_t>()));  // anything at all
+      case 7: return base_ + std::chrono::nanoseconds(in_.integral<std::uint32_t>());  // due during a run, or soon after
       default: return base_;
     }
   }
@@ -310,6 +317,7 @@ class harness {
 
   fuzz::byte_reader& in_;
   const time_point base_;
+  const unsigned near_bits_;
   std::uint64_t next_sequence_ = 0;
   queue::mode mode_ = queue::mode::open;
   // Declared before the queues, so they are destroyed after them.

@@ -9,6 +9,23 @@
 //   children per node halve the depth; the four sit in 96 contiguous bytes.
 //   Each task records its own slot (task_base::heap_index), so remove() is
 //   O(log n) and never scans.
+// * Only work due soon is in the heap. A task due after the "near window"
+//   (the aligned 2^near_window_log2 ns span, ~1.07 s by default, that holds
+//   the queue's reference time) waits in a far tier instead: 64 unordered
+//   buckets, the task in bucket j when the highest bit in which its deadline
+//   differs from the reference time is j. Putting a task there and taking it
+//   out (cancel) are O(1): a push, and a swap with the last. A taker keeps
+//   the reference time a window ahead of the clock: when less than a window
+//   is left before the near window ends, it moves the buckets that come near
+//   into the heap (or into lower buckets), so a task is in the heap, and a
+//   leader sleeps for its exact deadline, before it is due. A task moves down
+//   at most once per bucket, and a timeout cancelled long before its
+//   deadline (most of a server's) never sifts through the heap at all. Order
+//   stays exact: every heap task is due before every tier task. Deadlines of
+//   "never" stay in a list of their own, outside both.
+//   The window is wide because a bucket moves all at once, touching every
+//   task in it: with 67 ms, timers spread over a second moved in batches of
+//   thousands under the lock and their p99 lateness grew sevenfold.
 // * Work that is due the moment it is queued (an executor's post) skips the
 //   heap: offer_now() appends it to a FIFO "ready lane", O(1) both ways,
 //   where a heap would sift every push and every pop through a queue that
@@ -56,7 +73,12 @@ class delayed_work_queue {
     wait_status status;
   };
 
-  delayed_work_queue() = default;
+  /// The default near window: 2^30 ns, about 1.07 s.
+  static constexpr unsigned default_near_window_log2 = 30;
+
+  /// @p near_window_log2 (1 to 62) sets the near window to 2^near_window_log2
+  /// ns; tests use small windows to move tasks between tier and heap often.
+  explicit delayed_work_queue(unsigned near_window_log2 = default_near_window_log2);
   delayed_work_queue(const delayed_work_queue&) = delete;
   delayed_work_queue& operator=(const delayed_work_queue&) = delete;
   /// Releases the references of tasks still queued (without cancelling them).
@@ -66,8 +88,9 @@ class delayed_work_queue {
   /// (returns false): re-arming a periodic task races with cancel(), and this
   /// check under the queue's lock is what settles the race.
   bool offer(task_ptr t);
-  /// offer() that also tells whether @p t became the head (a timer service
-  /// re-arms its wake-up only then), without a second lock for head_deadline().
+  /// offer() that also tells whether the time a taker must wake up at moved
+  /// earlier (see wake_deadline(); a timer service re-arms its wake-up only
+  /// then).
   bool offer(task_ptr t, bool& new_head);
 
   /// Appends @p t, whose deadline is the moment it was submitted (now), to
@@ -114,8 +137,14 @@ class delayed_work_queue {
 
   std::size_t size() const;
   bool empty() const { return size() == 0; }
-  /// The head's deadline, if any.
+  /// The head's deadline, if any (exact: scans a far-tier bucket when the
+  /// heap is empty).
   std::optional<time_point> head_deadline() const;
+  /// When a taker must look at the queue again, the ready lane (due at once)
+  /// aside: the heap's head, or when it is empty the lower bound of the
+  /// earliest far-tier bucket (at most the earliest tier deadline); none
+  /// when only "never" tasks (or none) are queued.
+  std::optional<time_point> wake_deadline() const;
 
   /// Advances the mode (open → draining → closed); a request to go back is ignored.
   void set_mode(mode m);
@@ -146,6 +175,22 @@ class delayed_work_queue {
     }
   };
   static constexpr std::size_t arity = 4;
+
+  // task_base::heap_index of a task in the far tier: this tag, its bucket
+  // shifted by bucket_shift, and its position in the bucket; of a task due
+  // "never": never_tag and its position in never_.
+  static constexpr std::size_t tier_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 3);
+  static constexpr std::size_t never_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 4);
+  static constexpr unsigned bucket_shift = 48;
+  static constexpr std::size_t position_mask = (std::size_t{1} << bucket_shift) - 1;
+  static constexpr std::size_t buckets = 64;
+
+  /// Deadlines as unsigned keys in the same order (the sign bit flipped), so
+  /// that bucket arithmetic works on the whole clock range.
+  using key = std::uint64_t;
+  static constexpr key key_bias = key{1} << 63;
+  static key key_of(time_point::rep d) noexcept { return static_cast<key>(d) ^ key_bias; }
+  static time_point time_of(key k) noexcept { return time_point(duration(static_cast<time_point::rep>(k ^ key_bias))); }
   /// task_base::heap_index of a task in the ready lane: this bit plus its
   /// position counted from the first task ever queued there.
   static constexpr std::size_t ready_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 2);
@@ -171,7 +216,31 @@ class delayed_work_queue {
   }
   /// The next task in order if it is due at @p now, removed; else null.
   task_base* take_due(time_point now) noexcept;
-  std::size_t count() const noexcept { return heap_.size() + ready_count_; }
+  std::size_t count() const noexcept { return heap_.size() + ready_count_ + tier_count_ + never_.size(); }
+
+  // Far-tier primitives; the caller holds mutex_.
+  /// Queues @p t, not due "never", in the heap or the tier by its key.
+  void place_new(task_base* t);
+  void tier_push(task_base* t, key k);
+  task_base* tier_erase(std::size_t bucket, std::size_t pos) noexcept;
+  task_base* never_erase(std::size_t pos) noexcept;
+  /// Moves the reference time to @p to (at least near_limit_): the buckets it
+  /// affects go to the heap or to lower buckets. Gives up, changing nothing,
+  /// when memory runs out (the tasks stay where they were).
+  void rebase(key to) noexcept;
+  void set_base(key b) noexcept;
+  /// One near window after @p now (saturating): where the reference time
+  /// goes, so that the heap always reaches at least a window ahead.
+  key lead(key now) const noexcept;
+  /// The lower bound of bucket @p j's deadlines.
+  key bucket_floor(unsigned j) const noexcept;
+  /// The smallest key in bucket @p j (a scan).
+  key bucket_min(unsigned j) const noexcept;
+  /// When the tier has tasks and the heap none, brings the earliest into the
+  /// heap, whatever the time (pop_head() must see the true head).
+  void pull_earliest() noexcept;
+  /// wake_deadline() as a key; ~key{0} for none.
+  key wake_key() const noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
@@ -179,6 +248,14 @@ class delayed_work_queue {
   std::deque<entry> ready_;        // FIFO; a removed task leaves task == nullptr
   std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
   std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
+  // The far tier, and the tasks due "never".
+  const unsigned near_bits_;
+  key base_ = 0;        // the reference time
+  key near_limit_ = 0;  // the end of the near window: heap keys are below, tier keys not
+  std::vector<task_base*> tier_[buckets];
+  std::uint64_t tier_mask_ = 0;  // bit j set when tier_[j] is not empty
+  std::size_t tier_count_ = 0;
+  std::vector<task_base*> never_;
   const void* leader_ = nullptr;  // identity of the leader's wait, or null
   std::uint64_t interrupt_epoch_ = 0;
   mode mode_ = mode::open;
