@@ -25,7 +25,7 @@ class scheduled_thread_pool;
 
 namespace detail {
 class pool_core;
-class native_wakeup;
+struct native_wakeup;
 
 /// The waits started on one timer and not yet known to be done, oldest
 /// first. The first lives inline: a timer almost always has one wait at a
