@@ -14,6 +14,7 @@
 // tasks, so a task carries no mutex of its own.
 #pragma once
 
+#include <chronopool/detail/deadline_index.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/periodic_options.hpp>
@@ -48,31 +49,15 @@ class task_owner {
   ~task_owner() = default;
 };
 
-class task_base {
+class task_base : public index_node {
  public:
-  static constexpr std::size_t not_queued = std::numeric_limits<std::size_t>::max();
-
   explicit task_base(task_kind kind) noexcept : kind_(kind) {}
   task_base(const task_base&) = delete;
   task_base& operator=(const task_base&) = delete;
   virtual ~task_base() = default;
 
-  // ---- heap key and slot -------------------------------------------------
-  // The deadline is atomic only so that handles can report delay() while a
-  // worker re-arms the task; the queue reads it under its own mutex.
-  time_point deadline() const noexcept { return time_point(duration(deadline_.load(std::memory_order_relaxed))); }
-  void set_deadline(time_point t) noexcept { deadline_.store(t.time_since_epoch().count(), std::memory_order_relaxed); }
-  std::uint64_t sequence() const noexcept { return sequence_; }
-  void set_sequence(std::uint64_t s) noexcept { sequence_ = s; }
-  /// Index in the queue's heap, or not_queued. Guarded by the queue's mutex.
-  std::size_t heap_index = not_queued;
-
-  /// Strict (deadline, sequence) order: equal deadlines run in submission order.
-  friend bool runs_before(const task_base& a, const task_base& b) noexcept {
-    const auto da = a.deadline_.load(std::memory_order_relaxed);
-    const auto db = b.deadline_.load(std::memory_order_relaxed);
-    return da < db || (da == db && a.sequence_ < b.sequence_);
-  }
+  // The heap key (deadline, sequence) and slot are index_node's: a queued
+  // task's key is read by the queue under its mutex.
 
   // ---- schedule ----------------------------------------------------------
   task_kind kind() const noexcept { return kind_; }
@@ -166,8 +151,6 @@ class task_base {
   void notify_waiters() const noexcept;
   time_point next_deadline(time_point started, time_point finished) noexcept;
 
-  std::atomic<time_point::rep> deadline_{0};
-  std::uint64_t sequence_ = 0;
   task_kind kind_;
   bool reports_errors_ = false;
   bool internal_ = false;

@@ -1,0 +1,264 @@
+// The ordered index under both of chronopool's queues: a pool's delayed work
+// queue and a timer service's waits. Not thread-safe: its owner locks.
+//
+// * Work due soon sits in a 4-ary min-heap of 24-byte entries that carry
+//   their key (deadline, sequence) inline next to the node pointer, so
+//   sifting compares entries in one contiguous array and never touches the
+//   nodes themselves (a node is a task or a wait somewhere else on the heap;
+//   reading its key at every level is a cache miss per level at a million
+//   entries). Four children per node halve the depth; the four sit in 96
+//   contiguous bytes. Each node records its own slot (index_node::heap_index),
+//   so erase() is O(log n) and never scans.
+// * A node due after the "near window" (the aligned 2^near_window_log2 ns
+//   span, ~1.07 s by default, that holds the reference time) waits in a far
+//   tier instead: 64 unordered buckets, the node in bucket j when the highest
+//   bit in which its deadline differs from the reference time is j. Putting a
+//   node there and taking it out are O(1): a push, and a swap with the last.
+//   advance() keeps the reference time a window ahead of the clock: when less
+//   than a window is left before the near window ends, the buckets that come
+//   near move into the heap (or into lower buckets), so a node is in the heap
+//   before it is due. A node moves down at most once per bucket, and a
+//   timeout cancelled long before its deadline (most of a server's) never
+//   sifts through the heap at all. Order stays exact: every heap node is due
+//   before every tier node. Deadlines of "never" stay in a list of their own.
+//   The window is wide because a bucket moves all at once, touching every
+//   node in it: with 67 ms, timers spread over a second moved in batches of
+//   thousands under the lock and their p99 lateness grew sevenfold.
+#pragma once
+
+#include <chronopool/detail/saturating_time.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace chronopool::detail {
+
+/// What a deadline_index orders: a key (deadline, sequence) and the slot the
+/// index keeps the node in. Tasks and timer waits derive from it.
+class index_node {
+ public:
+  static constexpr std::size_t not_queued = std::numeric_limits<std::size_t>::max();
+
+  // The deadline is atomic only so that a task's handle can report delay()
+  // while a worker re-arms it; indexes read it under their owner's lock.
+  time_point deadline() const noexcept { return time_point(duration(deadline_.load(std::memory_order_relaxed))); }
+  void set_deadline(time_point t) noexcept { deadline_.store(t.time_since_epoch().count(), std::memory_order_relaxed); }
+  std::uint64_t sequence() const noexcept { return sequence_; }
+  void set_sequence(std::uint64_t s) noexcept { sequence_ = s; }
+
+  /// Strict (deadline, sequence) order: equal deadlines in submission order.
+  friend bool runs_before(const index_node& a, const index_node& b) noexcept {
+    const auto da = a.deadline_.load(std::memory_order_relaxed);
+    const auto db = b.deadline_.load(std::memory_order_relaxed);
+    return da < db || (da == db && a.sequence_ < b.sequence_);
+  }
+
+  /// The node's slot in the index that holds it, or not_queued. Guarded by
+  /// that index's owner.
+  std::size_t heap_index = not_queued;
+
+ protected:
+  index_node() noexcept = default;
+  index_node(const index_node&) = delete;
+  index_node& operator=(const index_node&) = delete;
+  ~index_node() = default;
+
+ private:
+  std::atomic<time_point::rep> deadline_{0};
+  std::uint64_t sequence_ = 0;
+};
+
+class deadline_index {
+ public:
+  /// A heap slot: the node's key, copied in when it is inserted (an indexed
+  /// node's deadline and sequence do not change), and the node.
+  struct entry {
+    time_point::rep deadline;
+    std::uint64_t sequence;
+    index_node* node;
+
+    static entry of(index_node* n) noexcept {
+      return {n->deadline().time_since_epoch().count(), n->sequence(), n};
+    }
+    friend bool operator<(const entry& a, const entry& b) noexcept {
+      return a.deadline < b.deadline || (a.deadline == b.deadline && a.sequence < b.sequence);
+    }
+  };
+
+  /// heap_index values with this bit are never set by an index: its owner
+  /// may use them for slots of its own (a queue's ready lane).
+  static constexpr std::size_t owner_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 2);
+
+  /// The default near window: 2^30 ns, about 1.07 s.
+  static constexpr unsigned default_near_window_log2 = 30;
+
+  /// @p near_window_log2 (1 to 62) sets the near window to 2^near_window_log2
+  /// ns; tests use small windows to move nodes between tier and heap often.
+  explicit deadline_index(unsigned near_window_log2 = default_near_window_log2);
+  deadline_index(const deadline_index&) = delete;
+  deadline_index& operator=(const deadline_index&) = delete;
+  /// Forgets its nodes (their heap_index is left as it was): the owner
+  /// decides what happens to them.
+  ~deadline_index() = default;
+
+  std::size_t size() const noexcept { return heap_.size() + tier_count_ + never_.size(); }
+  bool empty() const noexcept { return size() == 0; }
+
+  /// Inserts @p n by its key. Strong guarantee: when an allocation fails,
+  /// nothing changed.
+  void insert(index_node* n);
+  /// Takes @p n out; false when it is not in this index. O(log n) in the
+  /// heap, O(1) in the tier and the "never" list.
+  bool erase(index_node& n) noexcept;
+
+  /// Moves the reference time along with the clock at @p now: buckets coming
+  /// within a window of it move into the heap.
+  void advance(time_point now) noexcept;
+  /// The heap's first entry; null when the heap is empty (the tier may still
+  /// hold nodes, all due later than any heap node).
+  const entry* heap_front() const noexcept { return heap_.empty() ? nullptr : &heap_.front(); }
+  /// Removes the heap's first node (the heap must not be empty).
+  index_node* pop_heap_front() noexcept { return remove_at(0); }
+  /// advance(@p now), then the first node if it is due at @p now, removed; else null.
+  index_node* pop_due(time_point now) noexcept;
+  /// Removes the first node, due or not, wherever it waits; null when empty
+  /// (or when moving the tier ran out of memory).
+  index_node* pop_first() noexcept;
+  /// When the tier has nodes and the heap none, brings the earliest into the
+  /// heap, whatever the time, so that heap_front() is the first node (unless
+  /// only "never" nodes are left, or memory ran out).
+  void pull_earliest() noexcept;
+
+  /// The first deadline, exactly (scans a tier bucket when the heap is
+  /// empty); time_point::max() when only "never" nodes are left; none when empty.
+  std::optional<time_point> first_deadline() const noexcept;
+  /// When the owner must look again: the heap's first deadline, or when the
+  /// heap is empty a window before the earliest tier bucket's lower bound (at
+  /// most the earliest tier deadline); none when only "never" nodes (or none)
+  /// are left.
+  std::optional<time_point> wake_time() const noexcept;
+
+  /// Calls @p f on every node, in no particular order. @p f must not change the index.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const entry& e : heap_) f(*e.node);
+    for (const auto& bucket : tier_)
+      for (index_node* n : bucket) f(*n);
+    for (index_node* n : never_) f(*n);
+  }
+  /// Removes every node for which @p pred is true, appending it to @p out;
+  /// returns how many. Strong guarantee on allocation failure.
+  template <class Pred>
+  std::size_t extract_if(Pred&& pred, std::vector<index_node*>& out);
+  /// Removes every node, appending them to @p out (reserve first: this does
+  /// not throw when @p out has room for size() more).
+  void extract_all(std::vector<index_node*>& out);
+
+  /// Testing aid: the heap property, every node's heap_index, every tier
+  /// node's bucket. False on the first violation.
+  bool check_invariants() const noexcept;
+
+ private:
+  static constexpr std::size_t arity = 4;
+
+  // heap_index of a node in the far tier: this tag, its bucket shifted by
+  // bucket_shift, and its position in the bucket; of a node due "never":
+  // never_tag and its position in never_.
+  static constexpr std::size_t tier_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 3);
+  static constexpr std::size_t never_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 4);
+  static constexpr unsigned bucket_shift = 48;
+  static constexpr std::size_t position_mask = (std::size_t{1} << bucket_shift) - 1;
+  static constexpr std::size_t buckets = 64;
+
+  /// Deadlines as unsigned keys in the same order (the sign bit flipped), so
+  /// that bucket arithmetic works on the whole clock range.
+  using key = std::uint64_t;
+  static constexpr key key_bias = key{1} << 63;
+  static key key_of(time_point::rep d) noexcept { return static_cast<key>(d) ^ key_bias; }
+  static key key_of(time_point t) noexcept { return key_of(t.time_since_epoch().count()); }
+  static time_point time_of(key k) noexcept { return time_point(duration(static_cast<time_point::rep>(k ^ key_bias))); }
+
+  void place(std::size_t i, const entry& e) noexcept {
+    heap_[i] = e;
+    e.node->heap_index = i;
+  }
+  void sift_up(std::size_t i) noexcept;
+  void sift_down(std::size_t i) noexcept;
+  void push_entry(index_node* n);
+  index_node* remove_at(std::size_t i) noexcept;
+  void rebuild_heap() noexcept;
+
+  void tier_push(index_node* n, key k);
+  index_node* tier_erase(std::size_t bucket, std::size_t pos) noexcept;
+  index_node* never_erase(std::size_t pos) noexcept;
+  /// Moves the reference time to @p to (at least near_limit_): the buckets it
+  /// affects go to the heap or to lower buckets. Gives up, changing nothing,
+  /// when memory runs out (the nodes stay where they were).
+  void rebase(key to) noexcept;
+  void set_base(key b) noexcept;
+  /// One near window after @p now (saturating): where the reference time
+  /// goes, so that the heap always reaches at least a window ahead.
+  key lead(key now) const noexcept;
+  /// The lower bound of bucket @p j's deadlines.
+  key bucket_floor(unsigned j) const noexcept;
+  /// The smallest key in bucket @p j (a scan).
+  key bucket_min(unsigned j) const noexcept;
+  std::vector<entry> heap_;
+  const unsigned near_bits_;
+  key base_ = 0;        // the reference time
+  key near_limit_ = 0;  // the end of the near window: heap keys are below, tier keys not
+  std::vector<index_node*> tier_[buckets];
+  std::uint64_t tier_mask_ = 0;  // bit j set when tier_[j] is not empty
+  std::size_t tier_count_ = 0;
+  std::vector<index_node*> never_;
+};
+
+template <class Pred>
+std::size_t deadline_index::extract_if(Pred&& pred, std::vector<index_node*>& out) {
+  // Room for every node first, so that nothing can fail once nodes start
+  // moving (and @p pred, which may read state other threads change, is asked
+  // once per node).
+  out.reserve(out.size() + size());
+  const std::size_t before = out.size();
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < heap_.size(); ++i) {
+    if (pred(*heap_[i].node)) {
+      heap_[i].node->heap_index = index_node::not_queued;
+      out.push_back(heap_[i].node);
+    } else {
+      heap_[kept++] = heap_[i];
+    }
+  }
+  const bool heap_changed = kept != heap_.size();
+  heap_.resize(kept);
+  // The tier and the never list: keep the rest in place, renumbered.
+  auto filter = [&](std::vector<index_node*>& v, auto index_of) {
+    std::size_t out_pos = 0;
+    for (index_node* node : v) {
+      if (pred(*node)) {
+        node->heap_index = index_node::not_queued;
+        out.push_back(node);
+      } else {
+        node->heap_index = index_of(out_pos);
+        v[out_pos++] = node;
+      }
+    }
+    const std::size_t dropped = v.size() - out_pos;
+    v.resize(out_pos);
+    return dropped;
+  };
+  for (std::size_t j = 0; j < buckets; ++j) {
+    if (tier_[j].empty()) continue;
+    tier_count_ -= filter(tier_[j], [j](std::size_t pos) { return tier_tag | (j << bucket_shift) | pos; });
+    if (tier_[j].empty()) tier_mask_ &= ~(std::uint64_t{1} << j);
+  }
+  filter(never_, [](std::size_t pos) { return never_tag | pos; });
+  if (heap_changed) rebuild_heap();
+  return out.size() - before;
+}
+
+}  // namespace chronopool::detail
