@@ -280,25 +280,7 @@ std::optional<time_point> deadline_index::wake_time() const noexcept {
 
 void deadline_index::extract_all(std::vector<index_node*>& out) {
   out.reserve(out.size() + size());  // may throw: nothing changed yet
-  for (const entry& e : heap_) {
-    e.node->heap_index = index_node::not_queued;
-    out.push_back(e.node);
-  }
-  heap_.clear();
-  for (auto& bucket : tier_) {
-    for (index_node* n : bucket) {
-      n->heap_index = index_node::not_queued;
-      out.push_back(n);
-    }
-    bucket.clear();
-  }
-  tier_mask_ = 0;
-  tier_count_ = 0;
-  for (index_node* n : never_) {
-    n->heap_index = index_node::not_queued;
-    out.push_back(n);
-  }
-  never_.clear();
+  clear([&](index_node& n) { out.push_back(&n); });
 }
 
 bool deadline_index::check_invariants() const noexcept {

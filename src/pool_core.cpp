@@ -458,7 +458,7 @@ std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
     t->set_owner(nullptr);  // from now on the caller owns it; the pool may be gone when it runs
     if (t->is_internal()) {
       if (complete_waits) {
-        // A timer wait: its handler gets operation_aborted.
+        // A timer service's wake-up: its waits get operation_aborted.
         const pool_core* outer = std::exchange(aborting_waits_of, this);
         t->cancel(false);
         aborting_waits_of = outer;

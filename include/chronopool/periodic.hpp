@@ -1,14 +1,13 @@
 // Periodic handlers on any executor: a server's io_context, a strand, a pool.
 #pragma once
 
-#include <chronopool/async_sleep.hpp>
+#include <chronopool/basic_scheduled_timer.hpp>
 #include <chronopool/detail/check_not_empty.hpp>
 #include <chronopool/detail/periodic_schedule.hpp>
 #include <chronopool/detail/saturating_time.hpp>
-#include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/periodic_options.hpp>
 
-#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/wait_traits.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <atomic>
@@ -32,36 +31,18 @@ class periodic_state_base {
   /// Stops the schedule; true when it was still running.
   bool cancel() noexcept {
     const bool was_active = !stopped_.exchange(true);
-    task_ptr op;
-    {
-      std::lock_guard lock(mutex_);
-      op = std::move(current_);
-    }
-    if (op) op->cancel(false);
+    cancel_wait();
     return was_active;
   }
   bool active() const noexcept { return !stopped_.load(); }
   std::uint64_t ticks() const noexcept { return ticks_.load(); }
 
  protected:
-  /// Keeps @p op as the wait to cancel, unless cancel() already ran.
-  void keep(task_ptr op) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!stopped_.load()) {
-        current_ = std::move(op);
-        return;
-      }
-    }
-    op->cancel(false);
-  }
+  /// Cancels the pending tick's wait, if any.
+  virtual void cancel_wait() noexcept = 0;
 
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> ticks_{0};
-
- private:
-  std::mutex mutex_;
-  task_ptr current_;
 };
 
 template <class Executor, class Handler>
@@ -69,16 +50,17 @@ class periodic_state final : public periodic_state_base,
                              public std::enable_shared_from_this<periodic_state<Executor, Handler>> {
  public:
   periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, const periodic_options& o)
-      : ex_(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(o) {}
+      : timer_(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(o) {}
 
-  /// Waits for the instant @p ideal (plus jitter) in the context's timer heap.
+  /// Waits for the instant @p ideal (plus jitter) on the executor's context.
   void arm(time_point ideal) {
     ideal_ = ideal;
-    const time_point deadline = saturating_add(ideal, jitter_offset(period_, options_.jitter));
+    timer_.expires_at(saturating_add(ideal, jitter_offset(period_, options_.jitter)));
     auto self = this->shared_from_this();
-    keep(timer_service_of(ex_).async_wait_at(
-        deadline,
-        boost::asio::bind_executor(ex_, [self](const boost::system::error_code& ec) { self->on_tick(ec); }), ex_));
+    timer_.async_wait([self](const boost::system::error_code& ec) { self->on_tick(ec); });
+    // A cancel() that ran between on_tick's check and this wait found
+    // nothing to cancel: cancel the wait it missed.
+    if (stopped_.load()) timer_.cancel();
   }
 
  private:
@@ -104,7 +86,16 @@ class periodic_state final : public periodic_state_base,
                     : saturating_add(now, period_));
   }
 
-  Executor ex_;
+  void cancel_wait() noexcept override {
+    try {
+      timer_.cancel();
+    } catch (...) {
+      // Only a mutex that cannot be locked throws here; the tick still to
+      // come then finds the schedule stopped and does nothing.
+    }
+  }
+
+  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
   Handler handler_;
   bool fixed_rate_;
   duration period_;

@@ -157,6 +157,25 @@ class deadline_index {
   /// Removes every node, appending them to @p out (reserve first: this does
   /// not throw when @p out has room for size() more).
   void extract_all(std::vector<index_node*>& out);
+  /// Removes every node, calling @p f on each (in no particular order)
+  /// after taking it out. @p f must not throw or touch the index.
+  template <class F>
+  void clear(F&& f) noexcept {
+    auto take = [&](index_node* n) {
+      n->heap_index = index_node::not_queued;
+      f(*n);
+    };
+    for (const entry& e : heap_) take(e.node);
+    heap_.clear();
+    for (auto& bucket : tier_) {
+      for (index_node* n : bucket) take(n);
+      bucket.clear();
+    }
+    tier_mask_ = 0;
+    tier_count_ = 0;
+    for (index_node* n : never_) take(n);
+    never_.clear();
+  }
 
   /// Testing aid: the heap property, every node's heap_index, every tier
   /// node's bucket. False on the first violation.

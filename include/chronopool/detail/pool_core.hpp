@@ -39,7 +39,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// it is cancelled (destroyed without being invoked), never handed to the
   /// rejection policy.
   void submit_from_executor(const task_ptr& t);
-  /// Queues internal work (a timer wait) at the deadline it already has, with
+  /// Queues internal work (a timer wake-up) at the deadline it already has, with
   /// the same shutdown handling as executor work; @p due_now puts it in the
   /// ready lane (its deadline must then be the submit's clock reading).
   void submit_internal(const task_ptr& t, bool due_now = false);

@@ -65,8 +65,9 @@ class task_base : public index_node {
   /// Sets a periodic schedule; @p first is the ideal deadline of the first run.
   void set_periodic(duration period, time_point first, const periodic_options& opts) noexcept;
   duration period() const noexcept { return period_; }
-  /// Internal work (a timer wait), as opposed to a user's task: never handed
-  /// back by shutdown_now(); cancelling it completes its handler instead.
+  /// Internal work (a timer service's wake-up), as opposed to a user's task:
+  /// never handed back by shutdown_now(); cancelling it aborts the timer
+  /// waits it would have woken instead.
   void set_internal(bool v) noexcept { internal_ = v; }
   bool is_internal() const noexcept { return internal_; }
   /// Fire-and-forget work (execute): errors go to the owner's error handler.
@@ -105,8 +106,8 @@ class task_base : public index_node {
   /// Java's Future.cancel: true when the task was not yet done. A pending task
   /// never runs; a running one finishes but its result is discarded, and with
   /// @p may_interrupt its std::stop_token is asked to stop. Internal work (a
-  /// timer wait) that is already running cannot be cancelled: it is handing
-  /// its handler success.
+  /// timer wake-up) that is already running cannot be cancelled: it is
+  /// completing the waits that came due.
   bool cancel(bool may_interrupt) noexcept;
 
   /// Asks a running callable that takes a std::stop_token to stop.
@@ -132,14 +133,14 @@ class task_base : public index_node {
   /// Destroys and deallocates this task with the allocator it was made with.
   virtual void destroy() noexcept = 0;
   /// cancel() won the race against every run: the task will never run. By
-  /// default its callable is released; a timer wait completes its handler
-  /// with operation_aborted instead.
+  /// default its callable is released; a timer wake-up aborts its shard's
+  /// waits instead.
   virtual void on_cancel_before_run() noexcept { release_callable(); }
 
  public:
   /// Ends the task without running it and without any completion (its
   /// context is being destroyed). For user tasks this is cancel(false); a
-  /// timer wait destroys its handler without calling it (Asio's rule).
+  /// timer wake-up drops its shard's waits uncalled (Asio's rule).
   virtual void discard() noexcept { cancel(false); }
 
  protected:

@@ -1,33 +1,49 @@
-// A pending async_wait, as a task in a delayed work queue.
+// A pending async_wait: one allocation holding the handler, ordered in a
+// timer shard's deadline index by (deadline, sequence).
 //
-// Running it (the deadline came) completes the handler with success;
-// cancelling it before it ran completes the handler with operation_aborted.
-// Both go through task_base's status machine, so a wait completes exactly
-// once even when cancel() races the expiry. The handler is always invoked
-// through its associated executor, never inside the call that initiated or
-// cancelled the wait.
+// A wait's life, every step under its shard's lock until it leaves the shard:
+//
+//   queued ──due──▶ fired   ─┐
+//      └───cancel──▶ aborted ─┴─▶ delivered on a thread of the service's
+//                                 context (or handed to the handler's executor)
+//
+// Two kinds, chosen when the wait starts:
+// - A *direct* wait (the usual one) completes where its context's own threads
+//   run: its handler's executor is the context's plain executor (an
+//   io_context's or a scheduled_thread_pool's). It stores no executor and
+//   holds no work of its own (its shard holds the context's work while it has
+//   any wait), and it is completed by calling its handler directly on a
+//   context thread: inline when the deadline fires there, or from one
+//   batched function posted for many cancelled waits.
+// - A *routed* wait (a strand as the I/O executor, a handler bound to another
+//   executor) keeps tracked copies of its executors, as Asio's operations do,
+//   and its completion goes through them.
+//
+// Memory: the handler's associated allocator (the default one becomes the
+// per-thread recycling allocator). The completion frees the wait before it
+// calls the handler, so a handler that starts the next wait reuses the block.
+// A cancellation slot's handler shares the wait (a second reference): it may
+// be emitted after the wait completed, and then finds a state that is not
+// `queued` and does nothing, without touching the shard.
 #pragma once
 
+#include <chronopool/detail/complete_on.hpp>
+#include <chronopool/detail/deadline_index.hpp>
 #include <chronopool/detail/recycling_allocator.hpp>
-#include <chronopool/scheduled_thread_pool.hpp>
-#include <chronopool/detail/task_base.hpp>
-#include <chronopool/detail/task_ptr.hpp>
 
 #include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution.hpp>
 #include <boost/asio/execution_context.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/query.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -35,398 +51,249 @@
 
 namespace chronopool::detail {
 
+class timer_shard;
 class wait_op_base;
 
-/// post() / dispatch() of a completion to a wait's I/O executor. Through a
-/// type-erased any_io_executor, Asio wraps the function twice (an
-/// executor_function, then the io_context's own operation), two allocations
-/// and several type-erased executor copies per call. When the target is a
-/// plain io_context executor, the usual I/O executor of a timer, the call
-/// goes to it directly: one operation, the same semantics.
-template <class Plain, class Ex, class F>
-bool complete_on_target(const Ex& ex, F& f, bool may_run_here);
+/// One timer object's state (the I/O object's implementation_type): its
+/// expiry and its pending waits, oldest first. Guarded by its shard's lock.
+struct timer_impl {
+  timer_shard* shard = nullptr;
+  time_point expiry{};
+  wait_op_base* first = nullptr;
+  wait_op_base* last = nullptr;
+};
 
-template <class Ex, class F>
-void complete_on(const Ex& ex, F&& f, bool may_run_here) {
-  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
-    // The same holds for a scheduled_thread_pool's executor (pool mode).
-    if (complete_on_target<boost::asio::io_context::executor_type>(ex, f, may_run_here)) return;
-    if (complete_on_target<scheduled_thread_pool::executor_type>(ex, f, may_run_here)) return;
-  }
-  if (may_run_here) {
-    boost::asio::dispatch(ex, std::forward<F>(f));
-  } else {
-    boost::asio::post(ex, std::forward<F>(f));
-  }
-}
+enum class wait_state : std::uint8_t { starting, queued, fired, aborted, finished };
 
-/// complete_on() for @p ex's target when it is @p Plain or its tracked form;
-/// false when it is neither.
-template <class Plain, class Ex, class F>
-bool complete_on_target(const Ex& ex, F& f, bool may_run_here) {
-  using tracked = std::decay_t<decltype(boost::asio::prefer(std::declval<const Plain&>(),
-                                                           boost::asio::execution::outstanding_work.tracked))>;
-  if (const auto* t = ex.template target<tracked>()) {
-    complete_on(*t, std::move(f), may_run_here);
-    return true;
-  }
-  if (const auto* p = ex.template target<Plain>()) {
-    complete_on(*p, std::move(f), may_run_here);
-    return true;
-  }
-  return false;
-}
-
-/// The context whose due waits this thread is completing right now, inside
-/// that context's run() (set by the timer service around a batch): a handler
-/// that belongs to it may be called directly.
-inline thread_local const boost::asio::execution_context* completing_context = nullptr;
-
-/// The wait whose operation_aborted completion this thread is posting right
-/// now (wait_op::on_cancel_before_run): a posted call destroyed unrun during
-/// that post hands its handler back to the wait.
-inline thread_local const wait_op_base* posting_abort_of = nullptr;
-
-/// Where a wait reports its completion: the timer service keeps a registry of
-/// live waits so that destroying its context can abandon them and wait for a
-/// completion already in flight on another thread. A registered wait leaves
-/// the registry exactly once, through begin_delivery() or withdraw(), before
-/// its last reference can go: the registry may hold it by raw pointer.
-class wait_registry {
+class wait_op_base : public index_node {
  public:
-  /// Takes the wait off the live list; every call is paired with
-  /// end_delivery(), which must come after the handler and the tracked work
-  /// are handed on or released. False once the context is shutting down: the
-  /// handler must then be destroyed without being invoked.
-  virtual bool begin_delivery(wait_op_base& op) noexcept = 0;
-  virtual void end_delivery(wait_op_base& op) noexcept = 0;
-  /// Takes a wait dropped without delivery (discarded) off the live list.
-  virtual void withdraw(wait_op_base& op) noexcept = 0;
+  enum class action : std::uint8_t {
+    complete,  ///< on a thread of the service's context: call the handler, or hand it on
+    discard,   ///< destroy the handler without calling it (its context is going)
+    release,   ///< drop a reference; the last one frees the wait
+  };
+  using fn_type = void (*)(wait_op_base*, action);
+
+  /// Delivers the outcome (success, or operation_aborted when aborted is set).
+  /// The wait is freed (or its reference dropped) before the handler runs.
+  /// Throws what the handler throws.
+  void complete() { fn_(this, action::complete); }
+  /// Destroys the handler uncalled and lets go of the wait.
+  void discard() noexcept { fn_(this, action::discard); }
+  /// Drops one reference; the last frees the wait.
+  void release() noexcept {
+    if (!shared_ || refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) fn_(this, action::release);
+  }
+
+  /// The timer's pending list while queued; the delivery list it is in after.
+  wait_op_base* next = nullptr;
+  /// The timer waited on; null for a standalone wait (async_sleep).
+  timer_impl* timer = nullptr;
+  /// Changed under the shard's lock; a cancellation slot's handler reads it
+  /// without the lock to see whether the shard may still be touched.
+  std::atomic<wait_state> state{wait_state::starting};
+  /// The outcome, set when the wait leaves the queue.
+  bool aborted = false;
+  /// Set by a cancellation slot emitted before the wait was queued (while
+  /// it was starting): start() aborts it at once. Sequentially consistent
+  /// with `state`: each side stores its own flag, then reads the other's.
+  std::atomic<bool> cancel_requested{false};
 
  protected:
-  ~wait_registry() = default;
+  explicit wait_op_base(fn_type fn) noexcept : fn_(fn) {}
+  ~wait_op_base() = default;
+
+  bool shared() const noexcept { return shared_; }
+  /// A cancellation slot's handler holds a second reference.
+  void share() noexcept {
+    shared_ = true;
+    refs_.store(2, std::memory_order_relaxed);
+  }
+
+ private:
+  fn_type fn_;
+  bool shared_ = false;
+  std::atomic<std::uint8_t> refs_{1};
 };
 
-/// The non-template face of a wait, seen by the timer service.
-class wait_op_base : public task_base {
- public:
-  wait_op_base() noexcept : task_base(task_kind::one_shot) { set_internal(true); }
+/// The per-operation cancellation handler a wait installs in its handler's
+/// slot (terminal, partial and total cancellation all cancel the wait).
+struct wait_cancellation {
+  wait_cancellation(timer_shard* s, wait_op_base* o) noexcept : shard(s), op(o) {}
+  wait_cancellation(const wait_cancellation&) = delete;
+  wait_cancellation& operator=(const wait_cancellation&) = delete;
+  ~wait_cancellation() { op->release(); }
+  void operator()(boost::asio::cancellation_type_t type);
 
-  /// The initiating call failed after the wait was created: drop it without
-  /// calling its handler, and disconnect its cancellation slot (we are on
-  /// the initiating thread, where the slot's signal is known to be alive).
-  virtual void abandon() noexcept = 0;
-
-  // Registry links, guarded by the registry's mutex.
-  wait_registry* registry = nullptr;
-  wait_op_base* prev = nullptr;
-  wait_op_base* next = nullptr;
-  bool registered = false;
-  /// Set by the registry when it took this cancelled wait out of its queue
-  /// together with the registration (one lock instead of two); read by the
-  /// same thread's cancel() right after.
-  bool dequeued = false;
+  timer_shard* shard;
+  wait_op_base* op;
 };
 
+/// Where a wait's handler must run, decided once when it starts.
 template <class Handler, class IoExecutor>
+bool completes_directly(const Handler& h, const IoExecutor& io_ex, const boost::asio::execution_context& ctx) {
+  if (plain_context_of(io_ex) != &ctx) return false;
+  using handler_executor = boost::asio::associated_executor_t<Handler, IoExecutor>;
+  if constexpr (std::is_same_v<handler_executor, IoExecutor>) {
+    return boost::asio::get_associated_executor(h, io_ex) == io_ex;
+  } else {
+    return false;
+  }
+}
+
+template <class Handler, class IoExecutor, bool Routed>
 class wait_op final : public wait_op_base {
  public:
   using handler_allocator = boost::asio::associated_allocator_t<Handler>;
-  /// What the wait itself is allocated with: the handler's allocator, or the
-  /// per-thread recycling one for the default allocator.
   using self_allocator = operation_allocator_t<handler_allocator, wait_op>;
-  static self_allocator allocator_for(const handler_allocator& a) noexcept {
-    if constexpr (std::is_same_v<self_allocator, recycling_allocator<wait_op>>) {
-      return {};
-    } else {
-      return self_allocator(a);
-    }
-  }
 
   // A template over the handler's value category: a handler passed as an
   // lvalue (a named lambda given to async_wait) is copied, as Asio does.
   template <class H>
-  wait_op(H&& h, const IoExecutor& io_ex)
-      : handler_(std::in_place, std::forward<H>(h)),
+  wait_op(H&& h, const IoExecutor& io_ex, const self_allocator& a)
+      : wait_op_base(&do_action), allocator_(a), handler_(std::forward<H>(h)) {
+    if constexpr (Routed) {
+      try {
         // Outstanding work on the I/O executor keeps io_context::run() from
         // returning while the wait is pending, and on the handler's executor
         // keeps the place it completes to alive (as Asio's handler_work does).
-        io_work_(boost::asio::prefer(io_ex, boost::asio::execution::outstanding_work.tracked)) {
-    // The usual handler has no executor of its own, or the I/O one: a second
-    // tracked copy would only count the same work twice, and costs a
-    // type-erased copy per wait. handler_work_ stays empty then.
-    auto handler_ex = boost::asio::get_associated_executor(*handler_, io_ex);
-    if constexpr (std::is_same_v<handler_executor_type, IoExecutor>) {
-      if (handler_ex == io_ex) return;
-    }
-    handler_work_.emplace(boost::asio::prefer(std::move(handler_ex), boost::asio::execution::outstanding_work.tracked));
-  }
-
-  /// Connects per-operation cancellation: terminal, partial and total
-  /// cancellation all cancel this wait.
-  void connect_cancellation(task_ptr self) {
-    auto slot = boost::asio::get_associated_cancellation_slot(*handler_);
-    if (slot.is_connected()) {
-      slot.template emplace<cancel_handler>(std::move(self));
-      slot_ = slot;
+        routes_.emplace(io_ex, handler_);
+      } catch (...) {
+        handler_.~Handler();
+        throw;
+      }
     }
   }
+  ~wait_op() {}  // the handler (a union member) is destroyed where it is delivered or discarded
 
-  void discard() noexcept override {
-    silent_.store(true);
-    cancel(false);
+  /// Installs the cancellation handler when the handler has a connected slot.
+  /// Called before the wait is queued; throws when the slot cannot allocate.
+  void connect_cancellation(timer_shard* shard) {
+    auto slot = boost::asio::get_associated_cancellation_slot(handler_);
+    if (!slot.is_connected()) return;
+    share();
+    try {
+      slot.template emplace<wait_cancellation>(shard, this);
+    } catch (...) {
+      release();  // the slot's reference, never taken
+      throw;
+    }
   }
 
-  void abandon() noexcept override {
-    if (slot_.is_connected()) slot_.clear();
+  /// The initiating call failed after the slot was connected: disconnect it
+  /// (we are on the initiating thread, where the slot's signal is known to
+  /// be alive), then drop the wait uncalled.
+  void abandon() noexcept {
+    if (shared()) boost::asio::get_associated_cancellation_slot(handler_).clear();
     discard();
   }
 
  private:
-  struct cancel_handler {
-    // A constructor, not an aggregate: Asio builds the handler with
-    // parentheses, which compilers without C++20 parenthesised aggregate
-    // initialisation (clang < 16) reject.
-    explicit cancel_handler(task_ptr p) noexcept : op(std::move(p)) {}
-    task_ptr op;
-    void operator()(boost::asio::cancellation_type_t type) {
-      using ct = boost::asio::cancellation_type;
-      if ((type & (ct::terminal | ct::partial | ct::total)) != ct::none) op->cancel(false);
-    }
-  };
-
-  // The deadline came: complete with success. Runs on the thread driving the
-  // timers (an io_context thread or a pool thread), so dispatch may run the
-  // handler right here when that is where it belongs.
-  void do_invoke() override { deliver(boost::system::error_code(), /*may_run_here=*/true); }
-
-  // cancel() won before the deadline: complete with operation_aborted, never
-  // inside the cancelling call, so the completion is posted. This path is
-  // noexcept, and the post allocates: if it fails, the posted call hands the
-  // handler back (see abort_call) and it runs here, on the cancelling thread,
-  // as a last resort rather than being lost or terminating the process.
-  void on_cancel_before_run() noexcept override {
-    if (silent_.load()) {
-      if (registry) registry->withdraw(*this);
-      return release_callable();
-    }
-    if (!handler_) return;
-    if (!begin()) return;
-    const end_guard guard{this};
-    auto io_work = std::move(*io_work_);
-    auto handler_work = std::move(handler_work_);  // empty: the I/O executor's
-    io_work_.reset();
-    handler_work_.reset();
-    bool post_failed = false;
-    {
-      const posting_abort scope(this);
-      try {
-        abort_call call(*this);
-        if (!handler_work) {
-          complete_on(io_work, std::move(call), false);
-        } else {
-          complete_on(io_work, boost::asio::bind_executor(*handler_work, std::move(call)), false);
-        }
-      } catch (...) {
-        post_failed = true;
+  static void do_action(wait_op_base* base, action a) {
+    auto* self = static_cast<wait_op*>(base);
+    switch (a) {
+      case action::complete: return self->deliver();
+      case action::discard: {
+        self->handler_.~Handler();
+        if constexpr (Routed) self->routes_.reset();
+        return self->release();
       }
-    }
-    if (!handler_) return;  // posted: the usual case
-    // Handed back: the post failed, or the executor dropped the call unrun
-    // inside post (a stopped pool does), when Asio's rule is to destroy it.
-    if (!post_failed) return release_callable();
-    Handler h(std::move(*handler_));
-    handler_.reset();
-    if (slot_.is_connected()) slot_.clear();
-    try {
-      std::move(h)(boost::system::error_code(boost::asio::error::operation_aborted));
-    } catch (...) {
-      // A handler that throws has nowhere to go from a noexcept cancel.
-    }
-  }
-
-  // The wait whose abort this thread is posting right now.
-  struct posting_abort {
-    const wait_op_base* outer;
-    explicit posting_abort(const wait_op_base* op) noexcept : outer(std::exchange(posting_abort_of, op)) {}
-    ~posting_abort() { posting_abort_of = outer; }
-  };
-
-  // The posted abort completion: carries the handler, so the wait itself is
-  // freed by the canceller and nothing waits on it. Destroyed unrun while
-  // its own post is still in progress on this thread (the post failed, or
-  // the executor dropped it at once), it hands the handler back to the wait;
-  // destroyed unrun later (its context went away), it destroys the handler,
-  // as Asio does.
-  //
-  // It names the handler's allocator itself (allocator_type) rather than
-  // through bind_allocator: Asio's post() routes any handler whose
-  // associated_executor is specialised, as a binder's is, through an extra
-  // work_dispatcher hop with two more type-erased executor copies.
-  class abort_call {
-   public:
-    using allocator_type = handler_allocator;
-    allocator_type get_allocator() const noexcept { return allocator_; }
-
-    explicit abort_call(wait_op& op) noexcept(std::is_nothrow_move_constructible_v<Handler>)
-        : owner_(&op),
-          slot_(op.slot_),
-          allocator_(boost::asio::get_associated_allocator(*op.handler_)),
-          handler_(std::move(*op.handler_)) {
-      op.handler_.reset();
-    }
-    abort_call(abort_call&& o) noexcept(std::is_nothrow_move_constructible_v<Handler>)
-        : owner_(o.owner_), slot_(o.slot_), allocator_(o.allocator_), handler_(std::move(o.handler_)) {
-      o.handler_.reset();
-    }
-    abort_call(const abort_call&) = delete;
-    abort_call& operator=(const abort_call&) = delete;
-    abort_call& operator=(abort_call&&) = delete;
-    ~abort_call() {
-      if (handler_ && posting_abort_of == owner_) owner_->handler_.emplace(std::move(*handler_));
-    }
-    void operator()() {
-      Handler h(std::move(*handler_));
-      handler_.reset();
-      // Cleared first, on the handler's own executor, where the slot's signal lives.
-      if (slot_.is_connected()) slot_.clear();
-      std::move(h)(boost::system::error_code(boost::asio::error::operation_aborted));
-    }
-
-   private:
-    wait_op* owner_;  // only touched during the post, while the canceller holds the wait
-    boost::asio::cancellation_slot slot_;
-    allocator_type allocator_;
-    std::optional<Handler> handler_;
-  };
-
-  // The success completion: the handler, its slot to clear first (on the
-  // handler's own executor, where the slot's signal lives) and, like
-  // abort_call, its allocator by name rather than through a binder.
-  struct success_call {
-    using allocator_type = handler_allocator;
-    allocator_type get_allocator() const noexcept { return allocator; }
-
-    Handler handler;
-    boost::asio::cancellation_slot slot;
-    boost::system::error_code ec;
-    allocator_type allocator;
-
-    void operator()() {
-      if (slot.is_connected()) slot.clear();
-      std::move(handler)(ec);
-    }
-  };
-
-  void release_callable() noexcept override {
-    handler_.reset();
-    io_work_.reset();
-    handler_work_.reset();
-  }
-
-  void destroy() noexcept override {
-    self_allocator a(allocator_);
-    std::allocator_traits<self_allocator>::destroy(a, this);
-    std::allocator_traits<self_allocator>::deallocate(a, this, 1);
-  }
-
-  struct end_guard {
-    wait_op* op;
-    ~end_guard() {
-      if (op->registry) op->registry->end_delivery(*op);
-    }
-  };
-
-  // Starts a delivery: false when the context is shutting down, and the
-  // handler has then been destroyed without being called.
-  bool begin() noexcept {
-    if (!registry || registry->begin_delivery(*this)) return true;
-    release_callable();
-    registry->end_delivery(*this);
-    return false;
-  }
-
-  // The deadline came (on the thread driving the timers): hand the handler
-  // to its executor, running it right here when that is where it belongs.
-  void deliver(boost::system::error_code ec, bool may_run_here) {
-    if (!handler_) return;
-    if (!begin()) return;
-    const end_guard guard{this};
-    auto alloc = boost::asio::get_associated_allocator(*handler_);
-    auto slot = boost::asio::get_associated_cancellation_slot(*handler_);
-    success_call call{std::move(*handler_), slot, ec, alloc};
-    handler_.reset();
-    auto io_work = std::move(*io_work_);
-    auto handler_work = std::move(handler_work_);  // empty: the I/O executor's
-    io_work_.reset();
-    handler_work_.reset();
-    {
-      // The usual case: the handler has no executor of its own, so it
-      // completes on the I/O executor and the second hop (an executor
-      // binder, a work_dispatcher and two more type-erased executor copies
-      // per completion) would only dispatch to where it already is.
-      if (!handler_work) {
-        if (may_run_here && runs_inline_here(io_work)) {
-          // This thread is completing its own context's due waits (see
-          // timer_service::complete_due): call the handler directly, so an
-          // exception it throws leaves run() on its own, as with Asio's
-          // timers, instead of being captured by dispatch and merged with
-          // the rest of the batch.
-          call();
-          return;
-        }
-        complete_on(io_work, std::move(call), may_run_here);
+      case action::release: {
+        self_allocator alloc(self->allocator_);
+        std::allocator_traits<self_allocator>::destroy(alloc, self);
+        std::allocator_traits<self_allocator>::deallocate(alloc, self, 1);
         return;
       }
     }
-    auto upcall = boost::asio::bind_executor(std::move(*handler_work), std::move(call));
-    // As Asio's own operations do, completion passes through the I/O executor
-    // and is then dispatched to the handler's executor (post/dispatch do the
-    // second step because the upcall carries the handler's executor).
-    complete_on(io_work, std::move(upcall), may_run_here);
   }
 
-  template <class H, class E>
-  friend task_ptr make_wait_op(H&& h, const E& io_ex);
+  // The completion as a function for an executor: the handler, its outcome,
+  // and its allocator by name (not through bind_allocator: Asio's post()
+  // sends any handler whose associated_executor is specialised, as a
+  // binder's is, through an extra work_dispatcher hop).
+  struct call {
+    using allocator_type = handler_allocator;
+    allocator_type get_allocator() const noexcept { return allocator; }
+    Handler handler;
+    boost::system::error_code ec;
+    allocator_type allocator;
+    void operator()() { std::move(handler)(ec); }
+  };
 
-  using io_work_type = std::decay_t<decltype(boost::asio::prefer(std::declval<const IoExecutor&>(),
-                                                                boost::asio::execution::outstanding_work.tracked))>;
-  using handler_executor_type = boost::asio::associated_executor_t<Handler, IoExecutor>;
-  using handler_work_type = std::decay_t<decltype(boost::asio::prefer(
-      std::declval<const handler_executor_type&>(), boost::asio::execution::outstanding_work.tracked))>;
-
-  template <class Ex>
-  static bool runs_inline_here(const Ex& ex) noexcept {
-    if constexpr (boost::asio::can_query<const Ex&, boost::asio::execution::context_t>::value) {
-      return completing_context != nullptr &&
-             completing_context == &boost::asio::query(ex, boost::asio::execution::context);
+  void deliver() {
+    const boost::system::error_code ec =
+        aborted ? boost::system::error_code(boost::asio::error::operation_aborted) : boost::system::error_code();
+    auto alloc = boost::asio::get_associated_allocator(handler_);
+    Handler h(std::move(handler_));
+    handler_.~Handler();
+    if constexpr (!Routed) {
+      release();  // freed before the upcall, so the handler may reuse the block
+      std::move(h)(ec);
     } else {
-      return false;
+      auto io_work = std::move(routes_->io_work);
+      auto handler_work = std::move(routes_->handler_work);
+      routes_.reset();
+      release();
+      // As Asio's own operations do, completion passes through the I/O
+      // executor and is then dispatched to the handler's executor. We are on
+      // a thread of the context (never inside the call that started or
+      // cancelled the wait), so dispatch may run it right here.
+      if (!handler_work) {
+        complete_on(io_work, call{std::move(h), ec, alloc}, true);
+      } else {
+        complete_on(io_work, boost::asio::bind_executor(std::move(*handler_work), call{std::move(h), ec, alloc}),
+                    true);
+      }
     }
   }
 
-  std::optional<Handler> handler_;
-  std::optional<io_work_type> io_work_;
-  std::optional<handler_work_type> handler_work_;  // empty when it is the I/O executor
-  self_allocator allocator_{allocator_for(boost::asio::get_associated_allocator(*handler_))};
-  boost::asio::cancellation_slot slot_;  // connected when the handler has one
-  std::atomic<bool> silent_{false};
+  using io_work_type = tracked_executor_t<IoExecutor>;
+  using handler_executor_type = boost::asio::associated_executor_t<Handler, IoExecutor>;
+  using handler_work_type = tracked_executor_t<handler_executor_type>;
+
+  struct routes {
+    routes(const IoExecutor& io_ex, const Handler& h)
+        : io_work(boost::asio::prefer(io_ex, boost::asio::execution::outstanding_work.tracked)) {
+      // The handler's own executor, unless it is the I/O one: a second
+      // tracked copy would only count the same work twice.
+      auto handler_ex = boost::asio::get_associated_executor(h, io_ex);
+      if constexpr (std::is_same_v<handler_executor_type, IoExecutor>) {
+        if (handler_ex == io_ex) return;
+      }
+      handler_work.emplace(boost::asio::prefer(std::move(handler_ex), boost::asio::execution::outstanding_work.tracked));
+    }
+    io_work_type io_work;
+    std::optional<handler_work_type> handler_work;  // empty when it is the I/O executor
+  };
+  struct no_routes {};
+
+  [[no_unique_address]] self_allocator allocator_;
+  union {
+    Handler handler_;  // alive from construction until delivered or discarded
+  };
+  [[no_unique_address]] std::conditional_t<Routed, std::optional<routes>, no_routes> routes_;
 };
 
 /// Allocates a wait for @p h with the handler's associated allocator.
-template <class Handler, class IoExecutor>
-task_ptr make_wait_op(Handler&& h, const IoExecutor& io_ex) {
-  using op = wait_op<std::decay_t<Handler>, IoExecutor>;
+template <bool Routed, class Handler, class IoExecutor>
+auto* make_wait_op(Handler&& h, const IoExecutor& io_ex) {
+  using op = wait_op<std::decay_t<Handler>, IoExecutor, Routed>;
   using alloc_type = typename op::self_allocator;
-  alloc_type a = op::allocator_for(boost::asio::get_associated_allocator(h));
+  alloc_type a = [&] {
+    if constexpr (std::is_same_v<alloc_type, recycling_allocator<op>>) {
+      return alloc_type();
+    } else {
+      return alloc_type(boost::asio::get_associated_allocator(h));
+    }
+  }();
   op* p = std::allocator_traits<alloc_type>::allocate(a, 1);
   try {
-    std::allocator_traits<alloc_type>::construct(a, p, std::forward<Handler>(h), io_ex);
+    std::allocator_traits<alloc_type>::construct(a, p, std::forward<Handler>(h), io_ex, a);
   } catch (...) {
     std::allocator_traits<alloc_type>::deallocate(a, p, 1);
     throw;
   }
-  return task_ptr(p);
+  return p;
 }
 
 }  // namespace chronopool::detail

@@ -35,7 +35,7 @@ struct pool_executor_bits {
 /// shutdown_now() on, functions submitted through an executor are destroyed
 /// without being invoked, as handlers are after an Asio context stops. An exception escaping a function
 /// goes to the pool's error handler. Tracked work (outstanding_work.tracked,
-/// on_work_started; every pending timer wait holds some) keeps a shut-down
+/// on_work_started; a timer service holds some while it has waits) keeps a shut-down
 /// pool from terminating until it is released, as it keeps io_context::run()
 /// from returning; join() therefore waits for it.
 template <class Allocator, unsigned int Bits>

@@ -301,6 +301,101 @@ BOOST_AUTO_TEST_CASE(context_shutdown_abandons_live_waits) {
   }
 }
 
+// ---- cancelled waits are delivered in batches -----------------------------------------
+
+BOOST_AUTO_TEST_CASE(cancelled_handlers_run_in_cancellation_order) {
+  asio::io_context io;
+  std::vector<timer> timers;
+  for (int i = 0; i < 5; ++i) timers.emplace_back(io, far_away);
+  std::vector<int> order;
+  for (int i = 0; i < 5; ++i)
+    timers[static_cast<std::size_t>(i)].async_wait([&order, i](const error_code& ec) {
+      BOOST_TEST((ec == asio::error::operation_aborted));
+      order.push_back(i);
+    });
+  for (int i : {3, 0, 4, 1, 2}) BOOST_TEST(timers[static_cast<std::size_t>(i)].cancel() == 1u);
+  BOOST_TEST(order.empty());  // never inside cancel()
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST((order == std::vector<int>{3, 0, 4, 1, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(a_thousand_cancels_cost_the_context_one_operation) {
+  // Asio posts one operation per cancelled wait; chronopool's shard posts one
+  // delivery for the whole batch (plus, here, the aborted native wake-up,
+  // disarmed because nothing is left to wait for).
+  asio::io_context io;
+  std::vector<timer> timers;
+  timers.reserve(1000);
+  int aborted = 0;
+  for (int i = 0; i < 1000; ++i) {
+    timers.emplace_back(io, far_away);
+    timers.back().async_wait([&aborted](const error_code& ec) {
+      if (ec == asio::error::operation_aborted) ++aborted;
+    });
+  }
+  for (auto& t : timers) BOOST_TEST_REQUIRE(t.cancel() == 1u);
+  const std::size_t operations = io.poll();
+  BOOST_TEST(aborted == 1000);
+  BOOST_TEST(operations <= 2u);
+  BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cancels_racing_the_delivery_of_their_batch_all_complete_once) {
+  // Two threads cancel while the io thread delivers earlier batches: every
+  // wait ends exactly once, none is left behind in a batch nobody posts.
+  asio::io_context io;
+  constexpr int per_thread = 2000;
+  std::vector<timer> timers;
+  timers.reserve(2 * per_thread);
+  std::atomic<int> aborted{0};
+  for (int i = 0; i < 2 * per_thread; ++i) {
+    timers.emplace_back(io, far_away);
+    timers.back().async_wait([&aborted](const error_code& ec) {
+      if (ec == asio::error::operation_aborted) aborted.fetch_add(1);
+    });
+  }
+  std::atomic<int> cancelled{0};
+  {
+    io_thread runner(io);
+    auto cancel_range = [&](int from) {
+      for (int i = from; i < from + per_thread; ++i) cancelled += static_cast<int>(timers[static_cast<std::size_t>(i)].cancel());
+    };
+    std::thread a(cancel_range, 0), b(cancel_range, per_thread);
+    a.join();
+    b.join();
+    BOOST_TEST(runner.drain());
+  }
+  BOOST_TEST(cancelled.load() == 2 * per_thread);
+  BOOST_TEST(aborted.load() == 2 * per_thread);
+}
+
+// ---- pool shutdown policies and timer waits -------------------------------------------
+
+BOOST_AUTO_TEST_CASE(pool_shutdown_lets_pending_waits_fire_by_default) {
+  scheduled_thread_pool pool(1);
+  timer t(pool, 30ms);
+  sync_outcome o(&pool);
+  t.async_wait(o.handler());
+  pool.shutdown();  // delayed work still runs, as Java's default policy says
+  BOOST_REQUIRE(pool.wait_for_termination(long_wait));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST(!o.ec());
+  BOOST_TEST(o.on_pool());
+}
+
+BOOST_AUTO_TEST_CASE(pool_shutdown_that_drops_delayed_work_aborts_pending_waits) {
+  scheduled_thread_pool pool(1);
+  pool.set_execute_existing_delayed_tasks_after_shutdown(false);
+  timer t(pool, far_away);
+  sync_outcome o(&pool);
+  t.async_wait(o.handler());
+  pool.shutdown();
+  BOOST_REQUIRE(pool.wait_for_termination(long_wait));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+  BOOST_TEST(t.cancel() == 0u);
+}
+
 // ---- bookkeeping ----------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(pending_waits_counts_started_not_completed_waits) {

@@ -1,0 +1,112 @@
+// Handing a function to an executor, without the type-erased detour when the
+// executor is a plain io_context or scheduled_thread_pool in disguise.
+#pragma once
+
+#include <chronopool/scheduled_thread_pool.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <type_traits>
+#include <utility>
+
+namespace chronopool::detail {
+
+template <class Plain, class Ex, class F>
+bool complete_on_target(const Ex& ex, F& f, bool may_run_here);
+
+/// post() (or, with @p may_run_here, dispatch()) of @p f to @p ex. Through a
+/// type-erased any_io_executor, Asio wraps the function twice (an
+/// executor_function, then the io_context's own operation), two allocations
+/// and several type-erased executor copies per call. When the target is a
+/// plain io_context or scheduled_thread_pool executor, the call goes to it
+/// directly: one operation, the same semantics.
+template <class Ex, class F>
+void complete_on(const Ex& ex, F&& f, bool may_run_here) {
+  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
+    if (complete_on_target<boost::asio::io_context::executor_type>(ex, f, may_run_here)) return;
+    if (complete_on_target<scheduled_thread_pool::executor_type>(ex, f, may_run_here)) return;
+  }
+  if (may_run_here) {
+    boost::asio::dispatch(ex, std::forward<F>(f));
+  } else {
+    boost::asio::post(ex, std::forward<F>(f));
+  }
+}
+
+/// The executor type of @p Plain with outstanding_work.tracked.
+template <class Plain>
+using tracked_executor_t = std::decay_t<decltype(boost::asio::prefer(std::declval<const Plain&>(),
+                                                                     boost::asio::execution::outstanding_work.tracked))>;
+
+/// complete_on() for @p ex's target when it is @p Plain or its tracked form;
+/// false when it is neither.
+template <class Plain, class Ex, class F>
+bool complete_on_target(const Ex& ex, F& f, bool may_run_here) {
+  if (const auto* t = ex.template target<tracked_executor_t<Plain>>()) {
+    complete_on(*t, std::move(f), may_run_here);
+    return true;
+  }
+  if (const auto* p = ex.template target<Plain>()) {
+    complete_on(*p, std::move(f), may_run_here);
+    return true;
+  }
+  return false;
+}
+
+/// The execution context @p ex's target belongs to when it is a plain
+/// io_context or scheduled_thread_pool executor (tracked or not), else null:
+/// a wait whose handler runs there may be completed by that context's own
+/// threads directly, with no hop through an executor.
+template <class Ex>
+const boost::asio::execution_context* plain_context_of(const Ex& ex) noexcept {
+  using io = boost::asio::io_context::executor_type;
+  using pool = scheduled_thread_pool::executor_type;
+  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
+    if (const auto* e = ex.template target<io>()) return &e->context();
+    if (const auto* e = ex.template target<tracked_executor_t<io>>()) return &e->context();
+    if (const auto* e = ex.template target<pool>()) return &e->context();
+    if (const auto* e = ex.template target<tracked_executor_t<pool>>()) return &e->context();
+    return nullptr;
+  } else if constexpr (std::is_same_v<Ex, io> || std::is_same_v<Ex, tracked_executor_t<io>> ||
+                       std::is_same_v<Ex, pool> || std::is_same_v<Ex, tracked_executor_t<pool>>) {
+    return &ex.context();
+  } else {
+    return nullptr;
+  }
+}
+
+/// The executor of the context behind @p ex, without the wrappers a timer's
+/// I/O executor may have (tracked work, a strand): where a timer service
+/// posts its context's completions and arms its native wake-up. A context of
+/// a kind not known here keeps @p ex as it is.
+template <class Ex>
+boost::asio::any_io_executor context_executor_of(const Ex& ex) {
+  using io = boost::asio::io_context::executor_type;
+  using pool = scheduled_thread_pool::executor_type;
+  using tp = boost::asio::thread_pool::executor_type;
+  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
+    if (const auto* e = ex.template target<io>()) return e->context().get_executor();
+    if (const auto* e = ex.template target<tracked_executor_t<io>>()) return e->context().get_executor();
+    if (const auto* e = ex.template target<boost::asio::strand<io>>()) return context_executor_of(e->get_inner_executor());
+    if (const auto* e = ex.template target<pool>()) return e->context().get_executor();
+    if (const auto* e = ex.template target<tp>()) return e->context().get_executor();
+    return ex;
+  } else if constexpr (std::is_same_v<Ex, io> || std::is_same_v<Ex, tracked_executor_t<io>> ||
+                       std::is_same_v<Ex, pool> || std::is_same_v<Ex, tracked_executor_t<pool>> ||
+                       std::is_same_v<Ex, tp>) {
+    return ex.context().get_executor();
+  } else if constexpr (requires { ex.get_inner_executor(); }) {
+    return context_executor_of(ex.get_inner_executor());  // a strand
+  } else {
+    return boost::asio::any_io_executor(ex);
+  }
+}
+
+}  // namespace chronopool::detail

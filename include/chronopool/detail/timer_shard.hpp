@@ -1,0 +1,187 @@
+// One lock's worth of a timer service: the waits of some of its timers in a
+// deadline index, the batch of cancelled waits waiting to be delivered, and
+// the wake-up that makes due waits fire.
+//
+// Who wakes the shard when its first wait comes due:
+// - native: one Asio steady_timer on the context's own reactor, armed at the
+//   index's wake time and re-armed only when that moves earlier; it fires on
+//   a thread of the context, which completes the due waits right there;
+// - pool: a small internal task in a scheduled_thread_pool's queue, due at
+//   the wake time and replaced by an earlier one when the wake time moves
+//   earlier; a pool worker runs it. When the context is the pool itself the
+//   worker completes the due waits; after use_pool(io, pool) it posts them
+//   to the io_context.
+//
+// Cancelled waits are not completed inside the cancelling call (Asio's rule):
+// they join the shard's abort batch, and the first to join posts one
+// function to the context that later delivers the whole batch. A server that
+// re-arms a thousand timeouts per tick posts once, not a thousand times.
+//
+// Work: while the shard holds any wait (queued, batched or being handed
+// on), it holds one tracked copy of the context's executor, so run() does not
+// return and a shut-down pool does not terminate; a routed wait holds its
+// own executors' work besides.
+#pragma once
+
+#include <chronopool/detail/deadline_index.hpp>
+#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/detail/wait_op.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/execution_context.hpp>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace chronopool::detail {
+
+class pool_core;
+class shard_wakeup;
+struct native_wakeup;
+struct after_unlock;
+
+/// A list of waits in delivery order.
+struct wait_list {
+  wait_op_base* head = nullptr;
+  wait_op_base* tail = nullptr;
+  std::size_t size = 0;
+
+  void push_back(wait_op_base* op) noexcept {
+    op->next = nullptr;
+    if (tail) {
+      tail->next = op;
+    } else {
+      head = op;
+    }
+    tail = op;
+    ++size;
+  }
+  wait_op_base* pop_front() noexcept {
+    wait_op_base* op = head;
+    head = op->next;
+    if (!head) tail = nullptr;
+    --size;
+    return op;
+  }
+  /// Splits off the first @p n (all when fewer).
+  wait_list take_front(std::size_t n) noexcept;
+  bool empty() const noexcept { return head == nullptr; }
+  void swap(wait_list& o) noexcept;
+};
+
+class timer_shard : public std::enable_shared_from_this<timer_shard> {
+ public:
+  explicit timer_shard(boost::asio::execution_context& ctx);
+  ~timer_shard();
+  timer_shard(const timer_shard&) = delete;
+  timer_shard& operator=(const timer_shard&) = delete;
+
+  /// The executor completions are posted to and the native wake-up runs on:
+  /// the context's own, or for a context of a kind the service does not
+  /// know, the first wait's I/O executor. Before the first wait starts.
+  void set_context_executor(const boost::asio::any_io_executor& ex);
+  /// Drive this shard's waits by @p pool's threads instead of a native timer.
+  void use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool);
+  bool driven_by_pool() const;
+
+  /// Queues @p op (a timer's wait when @p timer is set: its deadline is then
+  /// the timer's expiry). False when the context is shutting down (the caller
+  /// drops the wait uncalled). Throws on allocation failure, having taken the
+  /// wait back out: nobody else saw it.
+  bool start(wait_op_base& op, timer_impl* timer);
+
+  /// Cancels every wait of @p t and, with @p expiry, sets its expiry under
+  /// the same lock; returns how many were cancelled.
+  std::size_t cancel(timer_impl& t, const time_point* expiry);
+  /// Cancels @p t's oldest wait; 0 or 1.
+  std::size_t cancel_one(timer_impl& t);
+  time_point expiry(const timer_impl& t) const;
+  /// Moves @p from's state (expiry, pending waits) into the empty @p to.
+  void move_timer(timer_impl& to, timer_impl& from) noexcept;
+  /// Per-operation cancellation of one wait (from its slot).
+  void cancel_wait(wait_op_base& op) noexcept;
+
+  /// Waits started and not yet handed to their handlers.
+  std::size_t pending() const;
+
+  /// The context is being destroyed: drop every wait uncalled (Asio's rule),
+  /// wait for deliveries under way on other threads, refuse new waits.
+  void shutdown() noexcept;
+
+  // ---- for the pool wake-up task and the delivery functions -----------------
+  void on_wakeup(shard_wakeup& w);
+  /// The pool cancelled the wake-up (a shutdown policy, shutdown_now()):
+  /// abort every wait; or, with @p discard, the pool is being destroyed:
+  /// drop them uncalled.
+  void on_wakeup_cancelled(shard_wakeup& w, bool discard) noexcept;
+  /// Delivers @p list on this thread, a thread of the context. When a
+  /// handler throws, the rest is posted again before the exception leaves.
+  void deliver(wait_list& list);
+  /// Takes the abort batch for delivery.
+  wait_list take_batch() noexcept;
+  /// Drops @p list's waits uncalled.
+  static void discard(wait_list& list) noexcept;
+  /// Posts @p list to the context for delivery there; when the post fails,
+  /// delivers it on this thread as a last resort.
+  void post_list(wait_list list) noexcept;
+
+ private:
+  friend struct after_unlock;
+  friend struct native_wakeup;
+
+  /// Takes @p op out of the index and its timer's list and makes it aborted
+  /// (it joins the abort batch).
+  void abort_locked(wait_op_base& op, after_unlock& later) noexcept;
+  void unlink_locked(wait_op_base& op) noexcept;
+  /// The shard lets go of @p n waits (delivered or dropped).
+  void release_locked(std::size_t n, after_unlock& later) noexcept;
+  /// Moves every due wait into @p out, fired.
+  void collect_due_locked(wait_list& out) noexcept;
+  /// Takes every wait out, for shutdown or a lost pool.
+  void take_all_locked(wait_list& out, after_unlock& later) noexcept;
+  /// Brings the wake-up in line with the index after a change. Throws on
+  /// allocation failure unless @p best_effort (the waits then stay queued
+  /// and the next wait arms again).
+  void rewake_locked(after_unlock& later, bool best_effort);
+  void arm_native_locked(time_point t);
+  /// The wake-up came: the native timer's (@p native) or a posted one.
+  void on_native_expiry(std::uint64_t generation, bool native);
+  /// Delivers a batch of fired waits: on this thread when it is one of the
+  /// context's (the first chunk; the rest posted so other threads share it),
+  /// or all posted to the context.
+  void deliver_fired(wait_list fired, bool on_context_thread);
+  void post_abort_drain() noexcept;
+
+  boost::asio::execution_context& context_;
+
+  mutable std::mutex mutex_;  // guards everything below
+  deadline_index index_;
+  std::uint64_t sequence_ = 0;   // FIFO among equal deadlines
+  wait_list batch_;              // cancelled waits waiting for delivery
+  bool drain_posted_ = false;    // a function to deliver batch_ is on its way
+  std::size_t held_ = 0;         // waits the shard holds (queued, batched, being handed on)
+  std::optional<boost::asio::any_io_executor> work_;  // tracked, while held_ > 0
+  std::optional<boost::asio::any_io_executor> context_ex_;
+  bool shutting_down_ = false;
+  std::size_t in_flight_ = 0;  // deliveries under way outside the lock
+  std::condition_variable deliveries_done_;
+
+  // Native driving.
+  std::unique_ptr<native_wakeup> native_;
+  bool native_waiting_ = false;  // the native timer may have a wait pending
+  bool armed_ = false;           // a wake-up (native or posted) is on its way, for armed_at_
+  time_point armed_at_{};
+  std::uint64_t generation_ = 0;  // tells stale native expiries from the current one
+
+  // Pool driving.
+  std::shared_ptr<pool_core> pool_;
+  bool context_is_pool_ = false;
+  task_ptr wakeup_;  // the armed wake-up task, or null
+  time_point wakeup_at_{};
+};
+
+}  // namespace chronopool::detail

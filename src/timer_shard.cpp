@@ -1,0 +1,627 @@
+// A timer service's waits under one lock; see detail/timer_shard.hpp.
+#include <chronopool/detail/timer_shard.hpp>
+#include <chronopool/detail/pool_core.hpp>
+#include <chronopool/detail/task_base.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <utility>
+
+namespace chronopool::detail {
+
+namespace {
+
+// Fired waits per function when a burst is shared with the context's other
+// threads (Asio's reactor shares expired timers through its scheduler queue
+// the same way): the thread that found them runs the first chunk, the rest
+// are posted in order.
+constexpr std::size_t share_grain = 16;
+
+// What a delivery function destroyed unrun hands back to the thread posting
+// it, so that a failed post can still deliver its waits (see post_list).
+struct handback_slot {
+  wait_list list;
+  bool batch_dropped = false;
+};
+thread_local handback_slot* handback = nullptr;
+
+struct posting_scope {
+  handback_slot* outer;
+  explicit posting_scope(handback_slot* slot) noexcept : outer(std::exchange(handback, slot)) {}
+  ~posting_scope() { handback = outer; }
+};
+
+/// The function posted to the context to deliver waits there: a list of
+/// fired ones, or (batch) whatever the abort batch holds when it runs.
+class delivery {
+ public:
+  delivery(std::shared_ptr<timer_shard> shard, wait_list list, bool batch) noexcept
+      : shard_(std::move(shard)), list_(list), batch_(batch) {}
+  delivery(delivery&& o) noexcept
+      : shard_(std::move(o.shard_)), list_(std::exchange(o.list_, {})), batch_(o.batch_), started_(o.started_) {}
+  delivery& operator=(delivery&&) = delete;
+
+  ~delivery() {
+    if (!shard_) return;  // moved from
+    if (started_) {
+      // A handler threw out of operator(): the rest go on without it.
+      if (!list_.empty()) shard_->post_list(std::exchange(list_, {}));
+      return;
+    }
+    // Destroyed unrun: by our own post that failed or was refused (the
+    // poster decides), or by a context that is going (Asio's rule: the
+    // handlers are destroyed uncalled).
+    if (handback != nullptr) {
+      handback->list.swap(list_);
+      handback->batch_dropped = handback->batch_dropped || batch_;
+      return;
+    }
+    if (batch_) list_ = shard_->take_batch();
+    timer_shard::discard(list_);
+  }
+
+  void operator()() {
+    started_ = true;
+    if (batch_) list_ = shard_->take_batch();
+    shard_->deliver(list_);
+  }
+
+ private:
+  std::shared_ptr<timer_shard> shard_;
+  wait_list list_;
+  bool batch_;
+  bool started_ = false;
+};
+
+void deliver_last_resort(wait_list& list) noexcept {
+  while (!list.empty()) {
+    wait_op_base* op = list.pop_front();
+    try {
+      op->complete();
+    } catch (...) {
+      // Delivered in a call that cannot report it: the handler's exception is lost.
+    }
+  }
+}
+
+}  // namespace
+
+// ---- wait_list -------------------------------------------------------------------
+
+wait_list wait_list::take_front(std::size_t n) noexcept {
+  wait_list front;
+  while (n-- > 0 && !empty()) front.push_back(pop_front());
+  return front;
+}
+
+void wait_list::swap(wait_list& o) noexcept {
+  std::swap(head, o.head);
+  std::swap(tail, o.tail);
+  std::swap(size, o.size);
+}
+
+// ---- the drivers -------------------------------------------------------------------
+
+/// The native wake-up of a shard whose context is not driven by a pool.
+struct native_wakeup {
+  explicit native_wakeup(const boost::asio::any_io_executor& ex) : timer(ex) {}
+  boost::asio::steady_timer timer;
+};
+
+/// The pool wake-up: an internal one-shot task due at the shard's wake time.
+class shard_wakeup final : public task_base {
+ public:
+  explicit shard_wakeup(std::shared_ptr<timer_shard> shard) noexcept
+      : task_base(task_kind::one_shot), shard_(std::move(shard)) {
+    set_internal(true);
+  }
+  /// Set by the shard before it cancels a wake-up it no longer needs.
+  std::atomic<bool> superseded{false};
+
+  void discard() noexcept override {
+    discarding_ = true;
+    cancel(false);
+  }
+
+ private:
+  void do_invoke() override { shard_->on_wakeup(*this); }
+  void release_callable() noexcept override {}
+  void destroy() noexcept override { delete this; }
+  void on_cancel_before_run() noexcept override {
+    if (!superseded.load()) shard_->on_wakeup_cancelled(*this, discarding_);
+  }
+
+  std::shared_ptr<timer_shard> shard_;
+  bool discarding_ = false;
+};
+
+/// What a locked section decides and the caller does once the lock is
+/// released: posting, cancelling and submitting run other code (Asio's and
+/// the pool's), and releasing work may run a pool's terminated hook.
+struct after_unlock {
+  explicit after_unlock(timer_shard& s) noexcept : shard(s) {}
+  after_unlock(const after_unlock&) = delete;
+  after_unlock& operator=(const after_unlock&) = delete;
+
+  // Declared first, so released last: after the posts and submissions that
+  // take over the context's work.
+  std::optional<boost::asio::any_io_executor> released_work;
+  timer_shard& shard;
+  bool post_drain = false;
+  task_ptr superseded;  // a wake-up no longer needed
+  task_ptr submit;      // a wake-up to queue in the pool
+
+  /// The noexcept part, then the submission, which may throw.
+  void run() {
+    finish();
+    if (submit) {
+      const task_ptr w = std::move(submit);
+      shard.pool_->submit_internal(w);
+    }
+  }
+  /// run(), and when the wake-up cannot be queued, forget it so that the next
+  /// wait arms another (the waits stay queued meanwhile).
+  void run_best_effort() noexcept {
+    try {
+      run();
+    } catch (...) {
+      std::lock_guard lock(shard.mutex_);
+      shard.wakeup_.reset();
+    }
+  }
+  void finish() noexcept {
+    if (post_drain) {
+      post_drain = false;
+      shard.post_abort_drain();
+    }
+    if (superseded) {
+      static_cast<shard_wakeup&>(*superseded).superseded.store(true);
+      superseded->cancel(false);  // the pool takes it out of its queue
+      superseded.reset();
+    }
+  }
+  ~after_unlock() { finish(); }
+};
+
+// ---- set-up -------------------------------------------------------------------------
+
+timer_shard::timer_shard(boost::asio::execution_context& ctx) : context_(ctx) {}
+
+timer_shard::~timer_shard() = default;
+
+void timer_shard::set_context_executor(const boost::asio::any_io_executor& ex) {
+  std::lock_guard lock(mutex_);
+  if (!context_ex_) context_ex_.emplace(ex);
+}
+
+void timer_shard::use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool) {
+  std::lock_guard lock(mutex_);
+  pool_ = std::move(pool);
+  context_is_pool_ = context_is_pool;
+}
+
+bool timer_shard::driven_by_pool() const {
+  std::lock_guard lock(mutex_);
+  return pool_ != nullptr;
+}
+
+std::size_t timer_shard::pending() const {
+  std::lock_guard lock(mutex_);
+  return held_;
+}
+
+// ---- waits ----------------------------------------------------------------------------
+
+bool timer_shard::start(wait_op_base& op, timer_impl* timer) {
+  after_unlock later(*this);
+  {
+    std::lock_guard lock(mutex_);
+    if (shutting_down_) return false;
+    if (timer) op.set_deadline(timer->expiry);
+    op.set_sequence(sequence_++);
+    op.timer = timer;
+    index_.insert(&op);  // may throw: nothing changed yet
+    if (held_ == 0) {
+      try {
+        work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
+      } catch (...) {
+        index_.erase(op);
+        throw;
+      }
+    }
+    ++held_;
+    op.state.store(wait_state::queued);
+    if (timer) {
+      op.next = nullptr;
+      if (timer->last) {
+        timer->last->next = &op;
+      } else {
+        timer->first = &op;
+      }
+      timer->last = &op;
+    }
+    if (op.cancel_requested.load()) {
+      // Its slot was emitted while it was starting: cancelled before it was queued.
+      abort_locked(op, later);
+      return true;
+    }
+    try {
+      rewake_locked(later, false);
+    } catch (...) {
+      // Out before any thread could take it (we still hold the lock).
+      index_.erase(op);
+      unlink_locked(op);
+      op.state.store(wait_state::finished, std::memory_order_relaxed);
+      release_locked(1, later);
+      rewake_locked(later, true);
+      throw;
+    }
+  }
+  try {
+    later.run();
+  } catch (...) {
+    // The pool refused the wake-up (no thread could be started). Take the
+    // wait back unless a cancel has it already, and let the next wait arm.
+    std::lock_guard lock(mutex_);
+    wakeup_.reset();
+    if (op.state.load(std::memory_order_relaxed) != wait_state::queued) return true;  // being delivered: started
+    index_.erase(op);
+    unlink_locked(op);
+    op.state.store(wait_state::finished, std::memory_order_relaxed);
+    release_locked(1, later);
+    throw;
+  }
+  return true;
+}
+
+void timer_shard::unlink_locked(wait_op_base& op) noexcept {
+  timer_impl* const t = op.timer;
+  if (t == nullptr) return;
+  wait_op_base* prev = nullptr;
+  for (wait_op_base* p = t->first; p != nullptr; prev = p, p = p->next) {
+    if (p != &op) continue;
+    (prev ? prev->next : t->first) = op.next;
+    if (t->last == &op) t->last = prev;
+    break;
+  }
+  op.next = nullptr;
+}
+
+void timer_shard::abort_locked(wait_op_base& op, after_unlock& later) noexcept {
+  index_.erase(op);
+  unlink_locked(op);
+  op.aborted = true;
+  op.state.store(wait_state::aborted, std::memory_order_relaxed);
+  batch_.push_back(&op);
+  if (!drain_posted_) {
+    drain_posted_ = true;
+    later.post_drain = true;
+  }
+}
+
+void timer_shard::release_locked(std::size_t n, after_unlock& later) noexcept {
+  held_ -= n;
+  if (held_ == 0 && work_) {
+    later.released_work = std::move(work_);
+    work_.reset();
+  }
+}
+
+std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
+  after_unlock later(*this);
+  std::size_t n = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (; t.first != nullptr; ++n) abort_locked(*t.first, later);
+    if (expiry) t.expiry = *expiry;
+    if (n != 0) rewake_locked(later, true);
+  }
+  return n;
+}
+
+std::size_t timer_shard::cancel_one(timer_impl& t) {
+  after_unlock later(*this);
+  std::lock_guard lock(mutex_);
+  if (t.first == nullptr) return 0;
+  abort_locked(*t.first, later);
+  rewake_locked(later, true);
+  return 1;
+}
+
+void timer_shard::cancel_wait(wait_op_base& op) noexcept {
+  after_unlock later(*this);
+  std::lock_guard lock(mutex_);
+  if (op.state.load(std::memory_order_relaxed) != wait_state::queued) return;
+  abort_locked(op, later);
+  rewake_locked(later, true);
+}
+
+time_point timer_shard::expiry(const timer_impl& t) const {
+  std::lock_guard lock(mutex_);
+  return t.expiry;
+}
+
+void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
+  std::lock_guard lock(mutex_);
+  to.shard = from.shard;
+  to.expiry = from.expiry;
+  to.first = std::exchange(from.first, nullptr);
+  to.last = std::exchange(from.last, nullptr);
+  for (wait_op_base* p = to.first; p != nullptr; p = p->next) p->timer = &to;
+  from.expiry = time_point();  // as if newly constructed
+}
+
+// ---- delivery ---------------------------------------------------------------------------
+
+wait_list timer_shard::take_batch() noexcept {
+  after_unlock later(*this);
+  wait_list list;
+  std::lock_guard lock(mutex_);
+  list.swap(batch_);
+  drain_posted_ = false;
+  release_locked(list.size, later);
+  return list;
+}
+
+void timer_shard::discard(wait_list& list) noexcept {
+  while (!list.empty()) {
+    wait_op_base* op = list.pop_front();
+    op->state.store(wait_state::finished, std::memory_order_relaxed);
+    op->discard();
+  }
+}
+
+void timer_shard::deliver(wait_list& list) {
+  while (!list.empty()) {
+    wait_op_base* op = list.pop_front();
+    op->state.store(wait_state::finished, std::memory_order_relaxed);
+    op->complete();
+  }
+}
+
+void timer_shard::post_list(wait_list list) noexcept {
+  handback_slot back;
+  bool threw = false;
+  {
+    const posting_scope scope(&back);
+    try {
+      complete_on(*context_ex_, delivery(shared_from_this(), list, false), false);
+    } catch (...) {
+      threw = true;
+    }
+  }
+  if (back.list.empty()) return;  // posted
+  if (!threw) return discard(back.list);  // refused unrun (a stopped pool): Asio's rule
+  // The post failed: deliver here as a last resort rather than lose them.
+  deliver_last_resort(back.list);
+}
+
+void timer_shard::post_abort_drain() noexcept {
+  handback_slot back;
+  bool threw = false;
+  {
+    const posting_scope scope(&back);
+    try {
+      complete_on(*context_ex_, delivery(shared_from_this(), {}, true), false);
+    } catch (...) {
+      threw = true;
+    }
+  }
+  if (!back.batch_dropped && !threw) return;  // posted
+  wait_list batch = take_batch();
+  if (!threw) return discard(batch);  // refused unrun (a stopped pool): Asio's rule
+  // Cancel must not complete inside the call, but the post to do it later
+  // failed: the handlers run here, on the cancelling thread, as a last
+  // resort rather than being lost.
+  deliver_last_resort(batch);
+}
+
+void timer_shard::collect_due_locked(wait_list& out) noexcept {
+  const time_point now = clock::now();
+  while (index_node* n = index_.pop_due(now)) {
+    auto& op = static_cast<wait_op_base&>(*n);
+    unlink_locked(op);
+    op.aborted = false;
+    op.state.store(wait_state::fired, std::memory_order_relaxed);
+    out.push_back(&op);
+  }
+}
+
+void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
+  const std::size_t n = fired.size;
+  wait_list here;
+  if (on_context_thread) here = fired.take_front(share_grain);
+  while (!fired.empty()) post_list(fired.take_front(share_grain));
+  {
+    after_unlock later(*this);
+    {
+      std::lock_guard lock(mutex_);
+      release_locked(n, later);
+      // Armed only now, after the chunks above were posted: a wake-up posted
+      // for waits due meanwhile queues behind them, so a one-thread context
+      // completes every wait in deadline order.
+      rewake_locked(later, true);
+    }
+    later.run_best_effort();
+  }  // the context's work is released here, while in_flight_ still holds shutdown() off
+  {
+    std::lock_guard lock(mutex_);
+    if (--in_flight_ == 0 && shutting_down_) deliveries_done_.notify_all();
+  }
+  if (here.empty()) return;
+  // A handler that throws propagates out of run() as Asio documents; the
+  // delivery object posts the rest of the chunk before it goes.
+  delivery d(shared_from_this(), here, false);
+  d();
+}
+
+// ---- waking up ---------------------------------------------------------------------------
+
+void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
+  if (shutting_down_) return;
+  try {
+    const auto wake = index_.wake_time();
+    if (pool_) {
+      if (!wake) {
+        later.superseded = std::move(wakeup_);  // nothing to wait for: let the pool go idle
+        return;
+      }
+      if (wakeup_ && wakeup_at_ <= *wake) return;
+      task_ptr w(new shard_wakeup(shared_from_this()));
+      w->set_deadline(*wake);
+      later.superseded = std::move(wakeup_);
+      wakeup_ = w;
+      wakeup_at_ = *wake;
+      later.submit = std::move(w);
+      return;
+    }
+    if (!wake) {
+      // Nothing left to wait for: disarm, so io_context::run() can return.
+      if (native_waiting_) native_->timer.cancel();
+      native_waiting_ = false;
+      armed_ = false;
+      ++generation_;  // a posted wake-up on its way finds nothing to do
+      return;
+    }
+    if (armed_ && armed_at_ <= *wake) return;
+    arm_native_locked(*wake);
+  } catch (...) {
+    // Out of memory: the waits stay queued, and the next wait arms again.
+    if (!best_effort) throw;
+  }
+}
+
+void timer_shard::arm_native_locked(time_point t) {
+  // Disarmed until the new wake-up is in place: if it throws, the previous
+  // native wait is already cancelled (by expires_at) or stale (generation).
+  armed_ = false;
+  const std::uint64_t generation = ++generation_;
+  if (t <= clock::now()) {
+    // Due already (a zero sleep, an expiry in the past): a native timer would
+    // cost a round trip through the kernel's timer; a posted function is a
+    // push onto the context's queue. (Posted, never run here: we hold the lock.)
+    complete_on(*context_ex_, [this, generation] { on_native_expiry(generation, false); }, false);
+  } else {
+    if (!native_) native_ = std::make_unique<native_wakeup>(*context_ex_);
+    native_->timer.expires_at(t);  // cancels the previous native wait, if any
+    native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
+      // An aborted native wait (re-armed, or the shard going) touches nothing.
+      if (ec != boost::asio::error::operation_aborted) on_native_expiry(generation, true);
+    });
+    native_waiting_ = true;
+  }
+  armed_ = true;
+  armed_at_ = t;
+}
+
+void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
+  wait_list fired;
+  {
+    after_unlock later(*this);
+    std::lock_guard lock(mutex_);
+    if (generation != generation_ || shutting_down_) return;
+    if (native) native_waiting_ = false;
+    armed_ = false;
+    collect_due_locked(fired);
+    if (fired.empty()) {
+      rewake_locked(later, true);  // early (a far bucket came near): wait on
+    } else {
+      ++in_flight_;  // deliver_fired re-arms
+    }
+  }
+  if (!fired.empty()) deliver_fired(fired, true);
+}
+
+void timer_shard::on_wakeup(shard_wakeup& w) {
+  wait_list fired;
+  task_ptr self;  // released after the lock: it may be the last reference but ours
+  {
+    after_unlock later(*this);
+    {
+      std::lock_guard lock(mutex_);
+      if (wakeup_.get() != &w || shutting_down_) return;  // superseded meanwhile
+      self = std::move(wakeup_);
+      collect_due_locked(fired);
+      if (fired.empty()) {
+        rewake_locked(later, true);
+      } else {
+        ++in_flight_;  // deliver_fired re-arms
+      }
+    }
+    later.run_best_effort();
+  }
+  if (!fired.empty()) deliver_fired(fired, context_is_pool_);
+}
+
+void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexcept {
+  wait_list dropped;
+  task_ptr self;
+  {
+    after_unlock later(*this);
+    std::lock_guard lock(mutex_);
+    if (wakeup_.get() != &w || shutting_down_) return;
+    self = std::move(wakeup_);
+    if (discard_waits) {
+      // The pool is being destroyed: its waits go with it, uncalled.
+      take_all_locked(dropped, later);
+    } else {
+      // A shutdown policy or shutdown_now(): every wait gets operation_aborted.
+      while (index_node* n = index_.pop_first()) abort_locked(static_cast<wait_op_base&>(*n), later);
+    }
+  }
+  discard(dropped);
+}
+
+void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept {
+  std::size_t n = 0;
+  index_.clear([&](index_node& node) {
+    auto& op = static_cast<wait_op_base&>(node);
+    // Every queued wait goes, so every timer's list empties.
+    if (op.timer) op.timer->first = op.timer->last = nullptr;
+    out.push_back(&op);
+    ++n;
+  });
+  while (!batch_.empty()) {
+    out.push_back(batch_.pop_front());
+    ++n;
+  }
+  drain_posted_ = false;
+  release_locked(n, later);
+}
+
+void timer_shard::shutdown() noexcept {
+  wait_list dropped;
+  std::unique_ptr<native_wakeup> native;
+  {
+    after_unlock later(*this);
+    std::unique_lock lock(mutex_);
+    shutting_down_ = true;  // from here on no wait starts and none is delivered here
+    // Deliveries under way on other threads (a pool thread handing fired
+    // waits to this context) touch the context: it must outlive them.
+    deliveries_done_.wait(lock, [&] { return in_flight_ == 0; });
+    take_all_locked(dropped, later);
+    later.superseded = std::move(wakeup_);
+    native = std::move(native_);
+    native_waiting_ = false;
+    armed_ = false;
+    ++generation_;
+  }
+  discard(dropped);  // Asio's rule: pending handlers are destroyed uncalled
+  native.reset();
+}
+
+void wait_cancellation::operator()(boost::asio::cancellation_type_t type) {
+  using ct = boost::asio::cancellation_type;
+  if ((type & (ct::terminal | ct::partial | ct::total)) == ct::none) return;
+  wait_state s = op->state.load();
+  if (s == wait_state::starting) {
+    // Not queued yet: start() sees the request, or we see it queued now.
+    op->cancel_requested.store(true);
+    s = op->state.load();
+  }
+  // Not queued: delivered or dropped already, and the shard may be gone.
+  if (s != wait_state::queued) return;
+  shard->cancel_wait(*op);
+}
+
+}  // namespace chronopool::detail
