@@ -56,13 +56,21 @@ class delivery {
       handback->batch_dropped = handback->batch_dropped || batch_;
       return;
     }
-    if (batch_) list_ = shard_->take_batch();
+    if (batch_) {
+      list_ = shard_->take_batch();
+    } else {
+      shard_->claim(list_);
+    }
     timer_shard::discard(list_);
   }
 
   void operator()() {
     started_ = true;
-    if (batch_) list_ = shard_->take_batch();
+    if (batch_) {
+      list_ = shard_->take_batch();
+    } else {
+      shard_->claim(list_);  // a cancel that came meanwhile made some of them aborts
+    }
     shard_->deliver(list_);
   }
 
@@ -114,6 +122,9 @@ class shard_wakeup final : public task_base {
   explicit shard_wakeup(std::shared_ptr<timer_shard> shard) noexcept
       : task_base(task_kind::one_shot), shard_(std::move(shard)) {
     set_internal(true);
+    // A handler it completes inline that throws goes to the pool's error
+    // handler, as the exception of any function the pool runs does.
+    set_reports_errors(true);
   }
   /// Set by the shard before it cancels a wake-up it no longer needs.
   std::atomic<bool> superseded{false};
@@ -285,13 +296,18 @@ void timer_shard::unlink_locked(wait_op_base& op) noexcept {
     break;
   }
   op.next = nullptr;
+  op.timer = nullptr;  // unlinked for good: the timer may go away
 }
 
 void timer_shard::abort_locked(wait_op_base& op, after_unlock& later) noexcept {
-  index_.erase(op);
+  const wait_state was = op.state.load(std::memory_order_relaxed);
   unlink_locked(op);
   op.aborted = true;
   op.state.store(wait_state::aborted, std::memory_order_relaxed);
+  // A fired wait that its delivery has not claimed yet is delivered by that
+  // delivery, now with operation_aborted: it is already in a list.
+  if (was != wait_state::queued) return;
+  index_.erase(op);
   batch_.push_back(&op);
   if (!drain_posted_) {
     drain_posted_ = true;
@@ -331,7 +347,8 @@ std::size_t timer_shard::cancel_one(timer_impl& t) {
 void timer_shard::cancel_wait(wait_op_base& op) noexcept {
   after_unlock later(*this);
   std::lock_guard lock(mutex_);
-  if (op.state.load(std::memory_order_relaxed) != wait_state::queued) return;
+  const wait_state s = op.state.load(std::memory_order_relaxed);
+  if (s != wait_state::queued && s != wait_state::fired) return;
   abort_locked(op, later);
   rewake_locked(later, true);
 }
@@ -363,6 +380,20 @@ wait_list timer_shard::take_batch() noexcept {
   return list;
 }
 
+void timer_shard::claim(wait_list& list) noexcept {
+  std::lock_guard lock(mutex_);
+  claim_locked(list);
+}
+
+void timer_shard::claim_locked(wait_list& list) noexcept {
+  for (wait_op_base* op = list.head; op != nullptr; op = op->link) {
+    // Unlinked from its timer here, not when it fired: until now cancel()
+    // could still make it an abort.
+    unlink_locked(*op);
+    op->state.store(wait_state::finished, std::memory_order_relaxed);
+  }
+}
+
 void timer_shard::discard(wait_list& list) noexcept {
   while (!list.empty()) {
     wait_op_base* op = list.pop_front();
@@ -391,6 +422,7 @@ void timer_shard::post_list(wait_list list) noexcept {
     }
   }
   if (back.list.empty()) return;  // posted
+  claim(back.list);
   if (!threw) return discard(back.list);  // refused unrun (a stopped pool): Asio's rule
   // The post failed: deliver here as a last resort rather than lose them.
   deliver_last_resort(back.list);
@@ -420,9 +452,7 @@ void timer_shard::collect_due_locked(wait_list& out) noexcept {
   const time_point now = clock::now();
   while (index_node* n = index_.pop_due(now)) {
     auto& op = static_cast<wait_op_base&>(*n);
-    unlink_locked(op);
-    op.aborted = false;
-    op.state.store(wait_state::fired, std::memory_order_relaxed);
+    op.state.store(wait_state::fired, std::memory_order_relaxed);  // still linked: cancellable
     out.push_back(&op);
   }
 }
@@ -436,6 +466,7 @@ void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
     after_unlock later(*this);
     {
       std::lock_guard lock(mutex_);
+      claim_locked(here);
       release_locked(n, later);
       // Armed only now, after the chunks above were posted: a wake-up posted
       // for waits due meanwhile queues behind them, so a one-thread context
@@ -576,8 +607,10 @@ void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept 
   std::size_t n = 0;
   index_.clear([&](index_node& node) {
     auto& op = static_cast<wait_op_base&>(node);
-    // Every queued wait goes, so every timer's list empties.
+    // Every queued wait goes, so every timer's list empties (a fired wait
+    // still linked finds itself gone from it when its delivery claims it).
     if (op.timer) op.timer->first = op.timer->last = nullptr;
+    op.timer = nullptr;
     out.push_back(&op);
     ++n;
   });
@@ -619,8 +652,9 @@ void wait_cancellation::operator()(boost::asio::cancellation_type_t type) {
     op->cancel_requested.store(true);
     s = op->state.load();
   }
-  // Not queued: delivered or dropped already, and the shard may be gone.
-  if (s != wait_state::queued) return;
+  // Neither queued nor fired and unclaimed: delivered or dropped already,
+  // and the shard may be gone.
+  if (s != wait_state::queued && s != wait_state::fired) return;
   shard->cancel_wait(*op);
 }
 

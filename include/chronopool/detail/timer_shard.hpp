@@ -51,9 +51,9 @@ struct wait_list {
   std::size_t size = 0;
 
   void push_back(wait_op_base* op) noexcept {
-    op->next = nullptr;
+    op->link = nullptr;
     if (tail) {
-      tail->next = op;
+      tail->link = op;
     } else {
       head = op;
     }
@@ -62,7 +62,7 @@ struct wait_list {
   }
   wait_op_base* pop_front() noexcept {
     wait_op_base* op = head;
-    head = op->next;
+    head = op->link;
     if (!head) tail = nullptr;
     --size;
     return op;
@@ -123,6 +123,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void deliver(wait_list& list);
   /// Takes the abort batch for delivery.
   wait_list take_batch() noexcept;
+  /// Claims @p list's waits for delivery: unlinks fired ones from their
+  /// timers (from now on cancel() no longer sees them); a wait cancelled
+  /// after it fired stays in the list, aborted.
+  void claim(wait_list& list) noexcept;
   /// Drops @p list's waits uncalled.
   static void discard(wait_list& list) noexcept;
   /// Posts @p list to the context for delivery there; when the post fails,
@@ -136,7 +140,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Takes @p op out of the index and its timer's list and makes it aborted
   /// (it joins the abort batch).
   void abort_locked(wait_op_base& op, after_unlock& later) noexcept;
+  /// Takes @p op out of its timer's pending list (if it is linked to one).
   void unlink_locked(wait_op_base& op) noexcept;
+  void claim_locked(wait_list& list) noexcept;
   /// The shard lets go of @p n waits (delivered or dropped).
   void release_locked(std::size_t n, after_unlock& later) noexcept;
   /// Moves every due wait into @p out, fired.

@@ -3,9 +3,13 @@
 //
 // A wait's life, every step under its shard's lock until it leaves the shard:
 //
-//   queued ──due──▶ fired   ─┐
-//      └───cancel──▶ aborted ─┴─▶ delivered on a thread of the service's
-//                                 context (or handed to the handler's executor)
+//   queued ──due──▶ fired ──claimed by its delivery──▶ finished: handler(success)
+//      │              │ cancel (until claimed)
+//      └───cancel─────┴──▶ aborted ──delivered──────▶ finished: handler(operation_aborted)
+//
+// Delivery happens on a thread of the service's context (or is handed to the
+// handler's executor). A fired wait stays linked to its timer until the
+// delivery that holds it claims it, so cancel() can still abort it.
 //
 // Two kinds, chosen when the wait starts:
 // - A *direct* wait (the usual one) completes where its context's own threads
@@ -85,14 +89,24 @@ class wait_op_base : public index_node {
     if (!shared_ || refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) fn_(this, action::release);
   }
 
-  /// The timer's pending list while queued; the delivery list it is in after.
+  /// The next of its timer's pending waits, while it is linked to the timer
+  /// (queued, or fired and not yet claimed by its delivery).
   wait_op_base* next = nullptr;
-  /// The timer waited on; null for a standalone wait (async_sleep).
+  /// The next in the delivery list it is in (the abort batch, a chunk of
+  /// fired waits) once it has left the index.
+  wait_op_base* link = nullptr;
+  /// The timer waited on while linked to it; null for a standalone wait
+  /// (async_sleep) and once unlinked.
   timer_impl* timer = nullptr;
+
+ private:
+  fn_type fn_;
+
+ public:
   /// Changed under the shard's lock; a cancellation slot's handler reads it
   /// without the lock to see whether the shard may still be touched.
   std::atomic<wait_state> state{wait_state::starting};
-  /// The outcome, set when the wait leaves the queue.
+  /// The outcome: set when the wait is cancelled.
   bool aborted = false;
   /// Set by a cancellation slot emitted before the wait was queued (while
   /// it was starting): start() aborts it at once. Sequentially consistent
@@ -111,7 +125,6 @@ class wait_op_base : public index_node {
   }
 
  private:
-  fn_type fn_;
   bool shared_ = false;
   std::atomic<std::uint8_t> refs_{1};
 };

@@ -369,6 +369,33 @@ BOOST_AUTO_TEST_CASE(cancels_racing_the_delivery_of_their_batch_all_complete_onc
   BOOST_TEST(aborted.load() == 2 * per_thread);
 }
 
+BOOST_AUTO_TEST_CASE(a_due_wait_is_cancellable_until_its_handler_is_called) {
+  // A burst of due waits is delivered in chunks: the first on the thread
+  // that found them, the rest posted. A wait in a posted chunk has fired but
+  // its handler has not run: cancel() still counts it, and it completes with
+  // operation_aborted. (Found by the timer fuzzer: an early version made
+  // such waits uncancellable while the model said they were pending.)
+  asio::io_context io;
+  constexpr int n = 40;
+  std::vector<timer> timers;
+  timers.reserve(n);
+  int succeeded = 0, aborted = 0;
+  for (int i = 0; i < n; ++i) {
+    timers.emplace_back(io, steady::now() - 1s);  // due at once
+    timers.back().async_wait([&](const error_code& ec) { ++(ec ? aborted : succeeded); });
+  }
+  BOOST_TEST(io.poll_one() == 1u);  // the wake-up: delivers the first chunk only
+  BOOST_TEST(succeeded > 0);
+  BOOST_TEST(succeeded < n);
+  const int delivered = succeeded;
+  std::size_t cancelled = 0;
+  for (auto& t : timers) cancelled += t.cancel();
+  BOOST_TEST(cancelled == static_cast<std::size_t>(n - delivered));
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(succeeded == delivered);
+  BOOST_TEST(aborted == n - delivered);
+}
+
 // ---- pool shutdown policies and timer waits -------------------------------------------
 
 BOOST_AUTO_TEST_CASE(pool_shutdown_lets_pending_waits_fire_by_default) {
