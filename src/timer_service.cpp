@@ -5,6 +5,7 @@
 #include <chronopool/detail/pool_core.hpp>
 
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -14,10 +15,22 @@ namespace chronopool {
 // across shared objects, splitting the service in two.
 boost::asio::execution_context::id timer_service::id;
 
+namespace {
+
+// One shard per core, so threads that each run their own timers rarely
+// share a lock; more than 16 would only spread a context's waits thinner.
+std::size_t shard_count() noexcept {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return std::clamp<std::size_t>(cores, 1, 16);
+}
+
+}  // namespace
+
 timer_service::timer_service(boost::asio::execution_context& ctx)
-    : boost::asio::execution_context::service(ctx),
-      context_(ctx),
-      shard_(std::make_shared<detail::timer_shard>(ctx)) {}
+    : boost::asio::execution_context::service(ctx), context_(ctx) {
+  shards_.reserve(shard_count());
+  for (std::size_t i = shard_count(); i > 0; --i) shards_.push_back(std::make_shared<detail::timer_shard>(ctx));
+}
 
 timer_service::~timer_service() = default;
 
@@ -29,20 +42,24 @@ void timer_service::use_pool(scheduled_thread_pool& pool) {
     throw std::logic_error("chronopool::use_pool: call it before the first timer of the context exists");
   }
   const bool context_is_pool = &context_ == static_cast<boost::asio::execution_context*>(&pool);
-  if (context_is_pool) {
-    shard_->set_context_executor(pool.get_executor());
-    context_known_.store(true);
+  for (const auto& shard : shards_) {
+    if (context_is_pool) shard->set_context_executor(pool.get_executor());
+    shard->use_pool(pool.core_, context_is_pool);
   }
-  shard_->use_pool(pool.core_, context_is_pool);
+  if (context_is_pool) context_known_.store(true);
 }
 
 bool timer_service::driven_by_pool() const noexcept { return pool_set_.load(); }
 
-std::size_t timer_service::pending_waits() const { return shard_->pending(); }
+std::size_t timer_service::pending_waits() const {
+  std::size_t n = 0;
+  for (const auto& shard : shards_) n += shard->pending();
+  return n;
+}
 
 void timer_service::move_assign(implementation_type& impl, timer_service&, implementation_type& other) {
   destroy(impl);
-  other.shard->move_timer(impl, other);
+  detail::timer_shard::move_timer(impl, other);
 }
 
 void timer_service::wait(implementation_type& impl, boost::system::error_code& ec) {
@@ -55,11 +72,13 @@ void timer_service::wait(implementation_type& impl, boost::system::error_code& e
 }
 
 void timer_service::learn_executor(const boost::asio::any_io_executor& ex) {
-  shard_->set_context_executor(ex);  // the first one wins
+  for (const auto& shard : shards_) shard->set_context_executor(ex);  // the first one wins
   context_known_.store(true, std::memory_order_release);
 }
 
-void timer_service::shutdown() { shard_->shutdown(); }
+void timer_service::shutdown() {
+  for (const auto& shard : shards_) shard->shutdown();
+}
 
 void use_pool(boost::asio::execution_context& ctx, scheduled_thread_pool& pool) {
   boost::asio::use_service<timer_service>(ctx).use_pool(pool);

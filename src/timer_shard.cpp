@@ -223,11 +223,38 @@ std::size_t timer_shard::pending() const {
 
 // ---- waits ----------------------------------------------------------------------------
 
-bool timer_shard::start(wait_op_base& op, timer_impl* timer) {
+timer_shard& timer_shard::lock_home(timer_impl& t, std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    timer_shard* s = t.shard.load(std::memory_order_acquire);
+    lock = std::unique_lock(s->mutex_);
+    // Acquire: the timer may have come here from another shard, whose lock
+    // we do not hold; the move's release store orders what was done there.
+    if (t.shard.load(std::memory_order_acquire) == s) return *s;
+    lock.unlock();  // it moved meanwhile (it had no pending wait): follow it
+  }
+}
+
+timer_shard& timer_shard::home_for_wait(timer_impl& t, timer_shard& preferred) {
+  // Already there (the usual case): start() checks again under its lock.
+  if (t.shard.load(std::memory_order_acquire) == &preferred) return preferred;
+  std::unique_lock<std::mutex> lock;
+  timer_shard& home = lock_home(t, lock);
+  if (&home == &preferred || t.first != nullptr) return home;
+  // Nothing pending: nothing in the home shard refers to the timer, so it
+  // may move to the calling thread's shard, where its waits will not contend
+  // with other threads' timers.
+  t.shard.store(&preferred, std::memory_order_release);
+  return preferred;
+}
+
+timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer) {
   after_unlock later(*this);
   {
     std::lock_guard lock(mutex_);
-    if (shutting_down_) return false;
+    // Acquire, as in lock_home: the timer may have moved here (even back
+    // here) under another shard's lock.
+    if (timer && timer->shard.load(std::memory_order_acquire) != this) return start_result::moved;
+    if (shutting_down_) return start_result::refused;
     if (timer) op.set_deadline(timer->expiry);
     op.set_sequence(sequence_++);
     op.timer = timer;
@@ -254,7 +281,7 @@ bool timer_shard::start(wait_op_base& op, timer_impl* timer) {
     if (op.cancel_requested.load()) {
       // Its slot was emitted while it was starting: cancelled before it was queued.
       abort_locked(op, later);
-      return true;
+      return start_result::started;
     }
     try {
       rewake_locked(later, false);
@@ -275,14 +302,14 @@ bool timer_shard::start(wait_op_base& op, timer_impl* timer) {
     // wait back unless a cancel has it already, and let the next wait arm.
     std::lock_guard lock(mutex_);
     wakeup_.reset();
-    if (op.state.load(std::memory_order_relaxed) != wait_state::queued) return true;  // being delivered: started
+    if (op.state.load(std::memory_order_relaxed) != wait_state::queued) return start_result::started;  // being delivered
     index_.erase(op);
     unlink_locked(op);
     op.state.store(wait_state::finished, std::memory_order_relaxed);
     release_locked(1, later);
     throw;
   }
-  return true;
+  return start_result::started;
 }
 
 void timer_shard::unlink_locked(wait_op_base& op) noexcept {
@@ -324,23 +351,25 @@ void timer_shard::release_locked(std::size_t n, after_unlock& later) noexcept {
 }
 
 std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
-  after_unlock later(*this);
+  std::unique_lock<std::mutex> lock;
+  timer_shard& s = lock_home(t, lock);
+  after_unlock later(s);
   std::size_t n = 0;
-  {
-    std::lock_guard lock(mutex_);
-    for (; t.first != nullptr; ++n) abort_locked(*t.first, later);
-    if (expiry) t.expiry = *expiry;
-    if (n != 0) rewake_locked(later, true);
-  }
+  for (; t.first != nullptr; ++n) s.abort_locked(*t.first, later);
+  if (expiry) t.expiry = *expiry;
+  if (n != 0) s.rewake_locked(later, true);
+  lock.unlock();  // before `later` does its part
   return n;
 }
 
 std::size_t timer_shard::cancel_one(timer_impl& t) {
-  after_unlock later(*this);
-  std::lock_guard lock(mutex_);
+  std::unique_lock<std::mutex> lock;
+  timer_shard& s = lock_home(t, lock);
+  after_unlock later(s);
   if (t.first == nullptr) return 0;
-  abort_locked(*t.first, later);
-  rewake_locked(later, true);
+  s.abort_locked(*t.first, later);
+  s.rewake_locked(later, true);
+  lock.unlock();  // before `later` does its part
   return 1;
 }
 
@@ -353,14 +382,16 @@ void timer_shard::cancel_wait(wait_op_base& op) noexcept {
   rewake_locked(later, true);
 }
 
-time_point timer_shard::expiry(const timer_impl& t) const {
-  std::lock_guard lock(mutex_);
+time_point timer_shard::expiry(timer_impl& t) {
+  std::unique_lock<std::mutex> lock;
+  lock_home(t, lock);
   return t.expiry;
 }
 
 void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
-  std::lock_guard lock(mutex_);
-  to.shard = from.shard;
+  std::unique_lock<std::mutex> lock;
+  timer_shard& home = lock_home(from, lock);
+  to.shard.store(&home, std::memory_order_relaxed);  // `to` is new: nobody else sees it yet
   to.expiry = from.expiry;
   to.first = std::exchange(from.first, nullptr);
   to.last = std::exchange(from.last, nullptr);
@@ -655,7 +686,7 @@ void wait_cancellation::operator()(boost::asio::cancellation_type_t type) {
   // Neither queued nor fired and unclaimed: delivered or dropped already,
   // and the shard may be gone.
   if (s != wait_state::queued && s != wait_state::fired) return;
-  shard->cancel_wait(*op);
+  shard.load()->cancel_wait(*op);
 }
 
 }  // namespace chronopool::detail

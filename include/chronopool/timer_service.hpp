@@ -13,13 +13,22 @@
 #include <cstddef>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace chronopool {
 
 class scheduled_thread_pool;
 
-/// One per execution context: keeps that context's timer waits in a deadline
-/// index and completes them when due.
+/// One per execution context: keeps that context's timer waits in deadline
+/// indexes and completes them when due.
+///
+/// The waits are spread over shards, one lock each (as many as the machine
+/// has cores, at most 16): a thread uses the shard it was given the first
+/// time it used the service, and a timer lives in the shard of the thread
+/// that last started a wait on it while it had none pending. Threads that
+/// each run their own timers (a server's io threads, each with its
+/// connections' timeouts) then do not contend for one lock. Waits with equal
+/// deadlines complete in the order they were started within a shard.
 ///
 /// Which threads run what:
 /// - On any context but a pool (an io_context): the waits are driven on that
@@ -62,21 +71,27 @@ class timer_service : public boost::asio::execution_context::service {
 
   // ---- per-object operations (the I/O object forwards to these) -------------
   void construct(implementation_type& impl) noexcept {
-    impl = implementation_type{shard_.get(), {}, nullptr, nullptr};
+    impl.shard.store(&local_shard(), std::memory_order_relaxed);
+    impl.expiry = {};
+    impl.first = impl.last = nullptr;
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true);
   }
   void destroy(implementation_type& impl) {
-    if (impl.shard) impl.shard->cancel(impl, nullptr);  // as Asio's timers: destruction cancels pending waits
+    detail::timer_shard::cancel(impl, nullptr);  // as Asio's timers: destruction cancels pending waits
   }
   void move_construct(implementation_type& impl, implementation_type& other) noexcept {
-    other.shard->move_timer(impl, other);
+    detail::timer_shard::move_timer(impl, other);
   }
   /// Cancels @p impl's waits, then takes over @p other's state.
   void move_assign(implementation_type& impl, timer_service& other_service, implementation_type& other);
-  std::size_t cancel(implementation_type& impl) { return impl.shard->cancel(impl, nullptr); }
-  std::size_t cancel_one(implementation_type& impl) { return impl.shard->cancel_one(impl); }
-  detail::time_point expiry(const implementation_type& impl) const { return impl.shard->expiry(impl); }
-  std::size_t expires_at(implementation_type& impl, detail::time_point t) { return impl.shard->cancel(impl, &t); }
+  std::size_t cancel(implementation_type& impl) { return detail::timer_shard::cancel(impl, nullptr); }
+  std::size_t cancel_one(implementation_type& impl) { return detail::timer_shard::cancel_one(impl); }
+  detail::time_point expiry(const implementation_type& impl) const {
+    return detail::timer_shard::expiry(const_cast<implementation_type&>(impl));
+  }
+  std::size_t expires_at(implementation_type& impl, detail::time_point t) {
+    return detail::timer_shard::cancel(impl, &t);
+  }
   /// Blocks until the expiry passes.
   void wait(implementation_type& impl, boost::system::error_code& ec);
 
@@ -100,11 +115,10 @@ class timer_service : public boost::asio::execution_context::service {
   void start_wait(detail::timer_impl* timer, detail::time_point deadline, Handler&& handler,
                   const IoExecutor& io_ex) {
     if (!context_known_.load(std::memory_order_acquire)) learn_executor(detail::context_executor_of(io_ex));
-    detail::timer_shard& shard = timer != nullptr ? *timer->shard : *shard_;
     if (detail::completes_directly(handler, io_ex, context_)) {
-      launch<false>(shard, timer, deadline, std::forward<Handler>(handler), io_ex);
+      launch<false>(timer, deadline, std::forward<Handler>(handler), io_ex);
     } else {
-      launch<true>(shard, timer, deadline, std::forward<Handler>(handler), io_ex);
+      launch<true>(timer, deadline, std::forward<Handler>(handler), io_ex);
     }
   }
 
@@ -112,25 +126,48 @@ class timer_service : public boost::asio::execution_context::service {
   /// Strong guarantee: if anything throws, the wait is gone again and its
   /// handler destroyed uncalled, so a call that reports failure never completes.
   template <bool Routed, class Handler, class IoExecutor>
-  void launch(detail::timer_shard& shard, detail::timer_impl* timer, detail::time_point deadline, Handler&& handler,
-              const IoExecutor& io_ex) {
+  void launch(detail::timer_impl* timer, detail::time_point deadline, Handler&& handler, const IoExecutor& io_ex) {
     any_timer_.store(true, std::memory_order_relaxed);  // a standalone wait counts as a timer for use_pool()
+    detail::timer_shard* shard = &local_shard();
+    if (timer != nullptr) shard = &detail::timer_shard::home_for_wait(*timer, *shard);
     auto* op = detail::make_wait_op<Routed>(std::forward<Handler>(handler), io_ex);
+    detail::wait_cancellation* cancellation = nullptr;
     try {
-      op->connect_cancellation(&shard);
+      cancellation = op->connect_cancellation(shard);
     } catch (...) {
       op->discard();
       throw;
     }
     if (timer == nullptr) op->set_deadline(deadline);
-    bool started = false;
-    try {
-      started = shard.start(*op, timer);
-    } catch (...) {
-      op->abandon();
-      throw;
+    for (;;) {
+      detail::timer_shard::start_result r{};
+      try {
+        r = shard->start(*op, timer);
+      } catch (...) {
+        op->abandon();
+        throw;
+      }
+      if (r == detail::timer_shard::start_result::started) return;
+      if (r == detail::timer_shard::start_result::refused) return op->abandon();  // the context is going: as Asio does
+      // Another thread moved the idle timer meanwhile: start where it is now.
+      shard = &detail::timer_shard::home_for_wait(*timer, *shard);
+      if (cancellation) cancellation->shard.store(shard);
     }
-    if (!started) op->abandon();  // the context is going: destroyed uncalled, as Asio does
+  }
+
+  /// The calling thread's shard of this service: the shards are handed out
+  /// round-robin to the threads in the order they first use the service.
+  detail::timer_shard& local_shard() noexcept {
+    if (shards_.size() == 1) return *shards_.front();
+    // Remembers the last service this thread used; a thread that alternates
+    // between services gets a new (equally valid) shard each time it comes back.
+    thread_local const timer_service* cached_service = nullptr;
+    thread_local std::size_t cached_index = 0;
+    if (cached_service != this) {
+      cached_service = this;
+      cached_index = next_shard_.fetch_add(1, std::memory_order_relaxed) % shards_.size();
+    }
+    return *shards_[cached_index];
   }
 
   /// Where the context's completions go and its native wake-up runs: learnt
@@ -138,7 +175,8 @@ class timer_service : public boost::asio::execution_context::service {
   void learn_executor(const boost::asio::any_io_executor& ex);
 
   boost::asio::execution_context& context_;
-  std::shared_ptr<detail::timer_shard> shard_;
+  std::vector<std::shared_ptr<detail::timer_shard>> shards_;  // fixed at construction
+  std::atomic<std::size_t> next_shard_{0};
   std::atomic<bool> context_known_{false};
   std::atomic<bool> any_timer_{false};
   std::atomic<bool> pool_set_{false};

@@ -88,20 +88,29 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool);
   bool driven_by_pool() const;
 
+  enum class start_result : std::uint8_t {
+    started,
+    refused,  ///< the context is shutting down: the caller drops the wait uncalled
+    moved,    ///< the timer is no longer at home here: start it where it is now
+  };
   /// Queues @p op (a timer's wait when @p timer is set: its deadline is then
-  /// the timer's expiry). False when the context is shutting down (the caller
-  /// drops the wait uncalled). Throws on allocation failure, having taken the
-  /// wait back out: nobody else saw it.
-  bool start(wait_op_base& op, timer_impl* timer);
+  /// the timer's expiry, and this must be the timer's home). Throws on
+  /// allocation failure, having taken the wait back out: nobody else saw it.
+  start_result start(wait_op_base& op, timer_impl* timer);
 
+  /// The shard where a new wait of @p t starts: @p preferred (the calling
+  /// thread's) when @p t has no pending wait, which moves it there, else
+  /// its home.
+  static timer_shard& home_for_wait(timer_impl& t, timer_shard& preferred);
   /// Cancels every wait of @p t and, with @p expiry, sets its expiry under
   /// the same lock; returns how many were cancelled.
-  std::size_t cancel(timer_impl& t, const time_point* expiry);
+  static std::size_t cancel(timer_impl& t, const time_point* expiry);
   /// Cancels @p t's oldest wait; 0 or 1.
-  std::size_t cancel_one(timer_impl& t);
-  time_point expiry(const timer_impl& t) const;
-  /// Moves @p from's state (expiry, pending waits) into the empty @p to.
-  void move_timer(timer_impl& to, timer_impl& from) noexcept;
+  static std::size_t cancel_one(timer_impl& t);
+  static time_point expiry(timer_impl& t);
+  /// Moves @p from's state (home, expiry, pending waits) into the new @p to;
+  /// @p from is left as newly constructed in its home.
+  static void move_timer(timer_impl& to, timer_impl& from) noexcept;
   /// Per-operation cancellation of one wait (from its slot).
   void cancel_wait(wait_op_base& op) noexcept;
 
@@ -136,6 +145,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
  private:
   friend struct after_unlock;
   friend struct native_wakeup;
+
+  /// Locks @p t's home shard (it may move until then) into @p lock.
+  static timer_shard& lock_home(timer_impl& t, std::unique_lock<std::mutex>& lock);
 
   /// Takes @p op out of the index and its timer's list and makes it aborted
   /// (it joins the abort batch).

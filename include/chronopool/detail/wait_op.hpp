@@ -59,9 +59,11 @@ class timer_shard;
 class wait_op_base;
 
 /// One timer object's state (the I/O object's implementation_type): its
-/// expiry and its pending waits, oldest first. Guarded by its shard's lock.
+/// home shard, its expiry and its pending waits, oldest first. Guarded by the
+/// home shard's lock. A timer moves to another shard only while it has no
+/// pending wait, so whoever locks a shard checks that it is still home.
 struct timer_impl {
-  timer_shard* shard = nullptr;
+  std::atomic<timer_shard*> shard{nullptr};
   time_point expiry{};
   wait_op_base* first = nullptr;
   wait_op_base* last = nullptr;
@@ -138,7 +140,9 @@ struct wait_cancellation {
   ~wait_cancellation() { op->release(); }
   void operator()(boost::asio::cancellation_type_t type);
 
-  timer_shard* shard;
+  /// The shard the wait starts in; changed (before it is queued) when its
+  /// timer moved to another shard while the wait was starting.
+  std::atomic<timer_shard*> shard;
   wait_op_base* op;
 };
 
@@ -179,14 +183,15 @@ class wait_op final : public wait_op_base {
   }
   ~wait_op() {}  // the handler (a union member) is destroyed where it is delivered or discarded
 
-  /// Installs the cancellation handler when the handler has a connected slot.
-  /// Called before the wait is queued; throws when the slot cannot allocate.
-  void connect_cancellation(timer_shard* shard) {
+  /// Installs the cancellation handler when the handler has a connected slot
+  /// (null when it has none). Called before the wait is queued; throws when
+  /// the slot cannot allocate.
+  wait_cancellation* connect_cancellation(timer_shard* shard) {
     auto slot = boost::asio::get_associated_cancellation_slot(handler_);
-    if (!slot.is_connected()) return;
+    if (!slot.is_connected()) return nullptr;
     share();
     try {
-      slot.template emplace<wait_cancellation>(shard, this);
+      return &slot.template emplace<wait_cancellation>(shard, this);
     } catch (...) {
       release();  // the slot's reference, never taken
       throw;

@@ -396,6 +396,41 @@ BOOST_AUTO_TEST_CASE(a_due_wait_is_cancellable_until_its_handler_is_called) {
   BOOST_TEST(aborted == n - delivered);
 }
 
+// ---- shards: a timer lives with the thread that last armed it ---------------------------
+
+BOOST_AUTO_TEST_CASE(a_timer_armed_from_other_threads_moves_with_its_waits_intact) {
+  // The service hands each thread its own shard; an idle timer moves to the
+  // shard of the thread that starts a wait on it. Every other operation
+  // must find it wherever it is now, from any thread.
+  asio::io_context io;
+  timer t(io, far_away);  // constructed here: this thread's shard
+  std::vector<error_code> outcomes;
+  auto handler = [&outcomes](const error_code& ec) { outcomes.push_back(ec); };
+  for (int round = 0; round < 3; ++round) {
+    const auto expiry = t.expiry();
+    std::thread([&] { t.async_wait(handler); }).join();  // another thread: moves it
+    BOOST_TEST((t.expiry() == expiry));  // its state moved with it
+    // (Cancelled waits count until their handlers have them: io has not run yet.)
+    auto& service = asio::use_service<chronopool::timer_service>(io);
+    BOOST_TEST(service.pending_waits() == static_cast<std::size_t>(1 + 2 * round));
+    t.async_wait(handler);  // this thread: it has a wait pending, so it stays
+    BOOST_TEST(service.pending_waits() == static_cast<std::size_t>(2 + 2 * round));
+    std::size_t cancelled = 0;
+    std::thread([&] { cancelled = t.expires_after(far_away); }).join();
+    BOOST_TEST(cancelled == 2u);
+  }
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(outcomes.size() == 6u);
+  for (const auto& ec : outcomes) BOOST_TEST((ec == asio::error::operation_aborted));
+  // And a real expiry after all that moving.
+  t.expires_after(1ms);
+  std::thread([&] { t.async_wait(handler); }).join();
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(outcomes.size() == 7u);
+  BOOST_TEST(!outcomes.back());
+}
+
 // ---- pool shutdown policies and timer waits -------------------------------------------
 
 BOOST_AUTO_TEST_CASE(pool_shutdown_lets_pending_waits_fire_by_default) {
