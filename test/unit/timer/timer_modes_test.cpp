@@ -431,33 +431,6 @@ BOOST_AUTO_TEST_CASE(a_timer_armed_from_other_threads_moves_with_its_waits_intac
   BOOST_TEST(!outcomes.back());
 }
 
-// ---- pool shutdown policies and timer waits -------------------------------------------
-
-BOOST_AUTO_TEST_CASE(pool_shutdown_lets_pending_waits_fire_by_default) {
-  scheduled_thread_pool pool(1);
-  timer t(pool, 30ms);
-  sync_outcome o(&pool);
-  t.async_wait(o.handler());
-  pool.shutdown();  // delayed work still runs, as Java's default policy says
-  BOOST_REQUIRE(pool.wait_for_termination(long_wait));
-  BOOST_TEST(o.calls() == 1);
-  BOOST_TEST(!o.ec());
-  BOOST_TEST(o.on_pool());
-}
-
-BOOST_AUTO_TEST_CASE(pool_shutdown_that_drops_delayed_work_aborts_pending_waits) {
-  scheduled_thread_pool pool(1);
-  pool.set_execute_existing_delayed_tasks_after_shutdown(false);
-  timer t(pool, far_away);
-  sync_outcome o(&pool);
-  t.async_wait(o.handler());
-  pool.shutdown();
-  BOOST_REQUIRE(pool.wait_for_termination(long_wait));
-  BOOST_TEST(o.calls() == 1);
-  BOOST_TEST((o.ec() == asio::error::operation_aborted));
-  BOOST_TEST(t.cancel() == 0u);
-}
-
 // ---- bookkeeping ----------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(pending_waits_counts_started_not_completed_waits) {
