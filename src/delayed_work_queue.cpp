@@ -35,6 +35,7 @@ delayed_work_queue::~delayed_work_queue() {
     e.node->heap_index = task_base::not_queued;
     intrusive_release(task_of(e.node));
   }
+  for (queued_function* f = function_head_; f != nullptr;) std::exchange(f, f->next)->destroy();
 }
 
 void delayed_work_queue::drop_empty_front() noexcept {
@@ -80,6 +81,55 @@ bool delayed_work_queue::offer_now(task_ptr t) {
   return true;
 }
 
+bool delayed_work_queue::offer_function(queued_function* f) noexcept {
+  std::lock_guard lock(mutex_);
+  if (mode_ == mode::closed) return false;
+  f->next = nullptr;
+  if (function_tail_) {
+    function_tail_->next = f;
+  } else {
+    function_head_ = f;
+  }
+  function_tail_ = f;
+  ++function_count_;
+  // Only a sleeping taker needs the signal; a busy one finds it on its way.
+  if (sleeping_ != 0) available_.notify_one();
+  return true;
+}
+
+queued_function* delayed_work_queue::pop_function() noexcept {
+  queued_function* const f = function_head_;
+  function_head_ = f->next;
+  if (function_head_ == nullptr) function_tail_ = nullptr;
+  --function_count_;
+  f->next = nullptr;
+  return f;
+}
+
+bool delayed_work_queue::withdraw_function(queued_function* f) noexcept {
+  std::lock_guard lock(mutex_);
+  queued_function* prev = nullptr;
+  for (queued_function* p = function_head_; p != nullptr; prev = p, p = p->next) {
+    if (p != f) continue;
+    (prev ? prev->next : function_head_) = f->next;
+    if (function_tail_ == f) function_tail_ = prev;
+    --function_count_;
+    f->next = nullptr;
+    if (count() == 0) available_.notify_all();
+    return true;
+  }
+  return false;
+}
+
+queued_function* delayed_work_queue::drain_functions() noexcept {
+  std::lock_guard lock(mutex_);
+  queued_function* const head = std::exchange(function_head_, nullptr);
+  function_tail_ = nullptr;
+  function_count_ = 0;
+  available_.notify_all();
+  return head;
+}
+
 bool delayed_work_queue::offer(task_ptr t) {
   return offer_within(std::move(t), std::numeric_limits<std::size_t>::max()) == offer_status::queued;
 }
@@ -116,6 +166,22 @@ task_ptr delayed_work_queue::poll() {
   return task_ptr(take_due(clock::now()), task_ptr::adopt);
 }
 
+delayed_work_queue::wait_result delayed_work_queue::take_locked() {
+  // A posted function on its turn (or with no task queued at all) needs no
+  // clock reading.
+  if (function_first()) return {{}, wait_status::function, pop_function()};
+  if (count() == 0) return {{}, wait_status::timeout};
+  if (task_base* t = take_due(clock::now())) return {task_ptr(t, task_ptr::adopt), wait_status::task};
+  // No task is due: a posted function goes now, whoever's turn it was.
+  if (function_head_ != nullptr) return {{}, wait_status::function, pop_function()};
+  return {{}, wait_status::timeout};
+}
+
+delayed_work_queue::wait_result delayed_work_queue::try_take() {
+  std::lock_guard lock(mutex_);
+  return take_locked();
+}
+
 delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point limit) {
   std::unique_lock lock(mutex_);
   const std::uint64_t epoch = interrupt_epoch_;
@@ -124,11 +190,15 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
 
   // Waits until @p until (forever for the "never" sentinel); false on timeout.
   auto sleep_until = [&](time_point until) {
+    ++sleeping_;
+    bool woken = true;
     if (is_never(until)) {
       available_.wait(lock);
-      return true;
+    } else {
+      woken = available_.wait_until(lock, until) == std::cv_status::no_timeout;
     }
-    return available_.wait_until(lock, until) == std::cv_status::no_timeout;
+    --sleeping_;
+    return woken;
   };
 
   for (;;) {
@@ -140,6 +210,12 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       result.status = wait_status::interrupted;
       break;
     }
+    if (wait_result r = take_locked(); r.status != wait_status::timeout) {
+      result = std::move(r);
+      // Draining takers return once the queue is empty; wake them to see it.
+      if (count() == 0 && mode_ == mode::draining) available_.notify_all();
+      break;
+    }
     const time_point now = clock::now();
     if (count() == 0) {
       if (mode_ == mode::draining) {
@@ -149,12 +225,6 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       if (limit <= now) break;  // timeout
       sleep_until(limit);
       continue;
-    }
-    if (task_base* t = take_due(now)) {
-      result = {task_ptr(t, task_ptr::adopt), wait_status::task};
-      // Draining takers return once the queue is empty; wake them to see it.
-      if (count() == 0 && mode_ == mode::draining) available_.notify_all();
-      break;
     }
     // Not due, and the ready lane is empty: wake for the heap's head or, with
     // none, for the earliest tier bucket to come near; never for "never".

@@ -151,6 +151,35 @@ void pool_core::submit_from_executor(const task_ptr& t) {
   submit_internal(t, true);
 }
 
+void pool_core::submit_function(queued_function* f) {
+  // Accepted until STOP, like other executor work (see submit_internal).
+  // From STOP on it is destroyed unrun, except while shutdown_now() is
+  // completing this pool's timer waits on the calling thread.
+  auto refused = [&] {
+    if (aborting_waits_of == this) {
+      run_function(*f);
+    } else {
+      f->destroy();
+    }
+  };
+  if (state_.load() >= run_state::stop || !queue_.offer_function(f)) return refused();
+  try {
+    ensure_prestart();
+  } catch (...) {
+    // No thread could be started: if none runs at all, it would wait
+    // forever. Take it back and let the caller see the error.
+    if (live_.load() == 0 && queue_.withdraw_function(f)) {
+      f->destroy();
+      throw;
+    }
+  }
+  // Accepted just as the last thread left after shutdown(): nobody will run it.
+  if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.withdraw_function(f)) {
+    f->destroy();
+    try_terminate();
+  }
+}
+
 void pool_core::submit_internal(const task_ptr& t, bool due_now) {
   t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
   t->set_owner(this);
@@ -286,7 +315,16 @@ void pool_core::run_worker(worker& w) {
       report_untied_error(std::current_exception(), "the on_thread_start hook");
     }
   }
-  while (task_ptr t = get_task()) run_task(w, t);
+  for (;;) {
+    auto work = get_work();
+    if (work.function) {
+      run_function(*work.function);
+    } else if (work.task) {
+      run_task(w, work.task);
+    } else {
+      break;
+    }
+  }
   if (options_.on_thread_stop) {
     try {
       options_.on_thread_stop(w.index);
@@ -295,7 +333,7 @@ void pool_core::run_worker(worker& w) {
     }
   }
   {
-    // get_task() took this thread out of live_ and counted it in exiting_;
+    // get_work() took this thread out of live_ and counted it in exiting_;
     // from here on the worker record belongs to whoever reaps it.
     std::lock_guard lock(mutex_);
     --exiting_;
@@ -305,12 +343,12 @@ void pool_core::run_worker(worker& w) {
   this_thread_pool = nullptr;
 }
 
-task_ptr pool_core::get_task() {
+delayed_work_queue::wait_result pool_core::get_work() {
   // Fast path for a busy pool: work already due needs none of the retire
   // bookkeeping below (a running pool retires nobody who has work), so take
   // it with the queue's lock alone, not the pool's as well.
   if (state_.load() == run_state::running)
-    if (task_ptr t = queue_.poll()) return t;
+    if (auto r = queue_.try_take(); r.status != delayed_work_queue::wait_status::timeout) return r;
   bool timed_out = false;
   for (;;) {
     time_point limit = time_point::max();
@@ -334,12 +372,22 @@ task_ptr pool_core::get_task() {
     }
     auto r = queue_.wait_for_task(limit);
     switch (r.status) {
-      case delayed_work_queue::wait_status::task: return std::move(r.task);
+      case delayed_work_queue::wait_status::task:
+      case delayed_work_queue::wait_status::function: return r;
       case delayed_work_queue::wait_status::timeout: timed_out = true; break;
       case delayed_work_queue::wait_status::interrupted: timed_out = false; break;
       case delayed_work_queue::wait_status::closed: timed_out = true; break;  // re-check the state
     }
   }
+}
+
+void pool_core::run_function(queued_function& f) noexcept {
+  try {
+    f.run();
+  } catch (...) {
+    report_untied_error(std::current_exception(), "a function posted to the pool");
+  }
+  completed_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void pool_core::run_task(worker& w, const task_ptr& t) {
@@ -441,6 +489,9 @@ std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
   }
   queue_.set_mode(delayed_work_queue::mode::closed);
   std::vector<task_ptr> drained = queue_.drain();
+  // Posted functions are not tasks: destroyed unrun (Asio's rule for a
+  // stopped context), not handed back.
+  for (queued_function* f = queue_.drain_functions(); f != nullptr;) std::exchange(f, f->next)->destroy();
   // Ask running tasks to stop (Java interrupts the workers). The requests run
   // user stop_callbacks, so they are made after our locks are released.
   std::vector<task_ptr> running;

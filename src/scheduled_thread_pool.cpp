@@ -34,6 +34,8 @@ scheduled_thread_pool::~scheduled_thread_pool() {
 void scheduled_thread_pool::enqueue(const detail::task_ptr& t, const char* where) { core_->enqueue(t, where); }
 
 void scheduled_thread_pool::submit_from_executor(const detail::task_ptr& t) { core_->submit_from_executor(t); }
+bool scheduled_thread_pool::runs_plain_functions() const noexcept { return core_->runs_plain_functions(); }
+void scheduled_thread_pool::submit_function(detail::queued_function* f) { core_->submit_function(f); }
 void scheduled_thread_pool::work_started() noexcept { core_->work_started(); }
 void scheduled_thread_pool::work_finished() noexcept { core_->work_finished(); }
 void scheduled_thread_pool::report_executor_error(std::exception_ptr e) noexcept {

@@ -2,6 +2,7 @@
 // Asio execution context.
 #pragma once
 
+#include <chronopool/detail/queued_function.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_impl.hpp>
 #include <chronopool/pending_task.hpp>
@@ -194,6 +195,10 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   // For the executor: queue work due now; after shutdown it is destroyed
   // without being invoked (Asio's rule), not handed to the rejection policy.
   void submit_from_executor(const detail::task_ptr& t);
+  // For the executor: posted functions skip the task machinery unless hooks
+  // or a task decorator must see them.
+  bool runs_plain_functions() const noexcept;
+  void submit_function(detail::queued_function* f);
   void work_started() noexcept;
   void work_finished() noexcept;
   void report_executor_error(std::exception_ptr e) noexcept;

@@ -10,6 +10,10 @@
 //   grows whenever posters outrun the workers. Takers still honour the
 //   global (deadline, sequence) order: they take whichever of the two heads
 //   comes first.
+// * Functions posted through the pool's executor wait in a FIFO "function
+//   lane" of their own (queued_function: no deadline, no status). Takers
+//   take one whenever nothing else is due, and alternate between it and due
+//   tasks otherwise, so neither starves the other.
 // * Takers wait leader/follower: at most one thread (the leader) sleeps with a
 //   timeout for the head's deadline; the others sleep untimed until the leader
 //   takes the head and passes the role on, or a new earlier head arrives.
@@ -20,6 +24,7 @@
 #pragma once
 
 #include <chronopool/detail/deadline_index.hpp>
+#include <chronopool/detail/queued_function.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
@@ -44,12 +49,13 @@ class delayed_work_queue {
     closed,    ///< return at once (a pool after shutdown_now())
   };
 
-  /// Why a wait returned without a task.
-  enum class wait_status : std::uint8_t { task, timeout, interrupted, closed };
+  /// What a wait returned: a task, a posted function, or why neither.
+  enum class wait_status : std::uint8_t { task, function, timeout, interrupted, closed };
 
   struct wait_result {
     task_ptr task;
     wait_status status;
+    queued_function* function = nullptr;  // with wait_status::function; the caller runs or destroys it
   };
 
   /// @p near_window_log2 (1 to 62) sets the deadline index's near window to
@@ -74,6 +80,15 @@ class delayed_work_queue {
   /// the ready lane. False when it was cancelled already (see offer()).
   bool offer_now(task_ptr t);
 
+  /// Appends @p f to the function lane; false (nothing queued) once the queue
+  /// is closed. O(1), no allocation.
+  bool offer_function(queued_function* f) noexcept;
+  /// Takes @p f back out if it is still queued (its submitter could not get
+  /// a thread to run it). O(n).
+  bool withdraw_function(queued_function* f) noexcept;
+  /// Takes every queued function out, oldest first, as a list linked by next.
+  queued_function* drain_functions() noexcept;
+
   enum class offer_status : std::uint8_t { queued, cancelled, full };
   /// offer(), refused with `full` when @p max_size tasks are already queued.
   /// The check and the insertion happen under one lock, so the bound is exact.
@@ -85,6 +100,9 @@ class delayed_work_queue {
 
   /// The head if it is due now, else null. Never blocks.
   task_ptr poll();
+  /// What wait_for_task() would take right now (a due task or a posted
+  /// function); never blocks: `timeout` when there is nothing.
+  wait_result try_take();
 
   /// Like take(), but gives up at @p limit.
   template <class Rep, class Period>
@@ -158,7 +176,18 @@ class delayed_work_queue {
   }
   /// The next task in order if it is due at @p now, removed; else null.
   task_base* take_due(time_point now) noexcept;
-  std::size_t count() const noexcept { return index_.size() + ready_count_; }
+  std::size_t count() const noexcept { return index_.size() + ready_count_ + function_count_; }
+  /// Whether a taker should take a posted function now rather than look for
+  /// a due task: always when no task is queued, else every other time.
+  bool function_first() noexcept {
+    if (function_head_ == nullptr) return false;
+    if (index_.empty() && ready_count_ == 0) return true;
+    function_turn_ = !function_turn_;
+    return function_turn_;
+  }
+  queued_function* pop_function() noexcept;
+  /// What try_take() and wait_for_task() take without blocking, the lock held.
+  wait_result take_locked();
   /// index_.wake_time() as a comparable value; time_point::max() for none.
   time_point wake_or_never() const noexcept { return index_.wake_time().value_or(time_point::max()); }
 
@@ -168,6 +197,11 @@ class delayed_work_queue {
   std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
   std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
   std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
+  queued_function* function_head_ = nullptr;  // the function lane, FIFO
+  queued_function* function_tail_ = nullptr;
+  std::size_t function_count_ = 0;
+  bool function_turn_ = false;
+  std::size_t sleeping_ = 0;  // takers waiting on available_
   const void* leader_ = nullptr;  // identity of the leader's wait, or null
   std::uint64_t interrupt_epoch_ = 0;
   mode mode_ = mode::open;

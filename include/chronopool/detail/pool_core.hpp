@@ -39,6 +39,15 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// it is cancelled (destroyed without being invoked), never handed to the
   /// rejection policy.
   void submit_from_executor(const task_ptr& t);
+  /// Whether functions posted through the executor may skip the task
+  /// machinery: no before/after hook and no task decorator is configured
+  /// (those must see every function the pool runs).
+  bool runs_plain_functions() const noexcept {
+    return !options_.before_execute && !options_.after_execute && !options_.task_decorator;
+  }
+  /// Queues a posted function in the queue's function lane; from STOP on it
+  /// is destroyed unrun (Asio's rule), like submit_from_executor()'s work.
+  void submit_function(queued_function* f);
   /// Queues internal work (a timer wake-up) at the deadline it already has, with
   /// the same shutdown handling as executor work; @p due_now puts it in the
   /// ready lane (its deadline must then be the submit's clock reading).
@@ -111,8 +120,10 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// Starts a thread if fewer than @p limit are alive and the state allows.
   bool add_worker(std::size_t limit);
   void run_worker(worker& w);
-  task_ptr get_task();
+  /// The next task or posted function; neither when the thread must retire.
+  delayed_work_queue::wait_result get_work();
   void run_task(worker& w, const task_ptr& t);
+  void run_function(queued_function& f) noexcept;
   void try_terminate();
   /// Joins and forgets threads that have exited (all threads with @p all,
   /// once the pool is terminated). Never called with mutex_ held.

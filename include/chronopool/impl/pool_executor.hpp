@@ -28,16 +28,22 @@ struct pool_executor_bits {
 
 /// The executor of a scheduled_thread_pool.
 ///
-/// Submitted functions run on the pool's threads in (deadline, sequence)
-/// order, after any task already due. Executor work is how operations in
-/// flight continue (a coroutine's next step, a timer's completion), so it is
-/// still accepted after shutdown() and runs while the pool drains; from
-/// shutdown_now() on, functions submitted through an executor are destroyed
-/// without being invoked, as handlers are after an Asio context stops. An exception escaping a function
-/// goes to the pool's error handler. Tracked work (outstanding_work.tracked,
-/// on_work_started; a timer service holds some while it has waits) keeps a shut-down
-/// pool from terminating until it is released, as it keeps io_context::run()
-/// from returning; join() therefore waits for it.
+/// Submitted functions run on the pool's threads in the order they were
+/// submitted; when scheduled tasks are due as well, the threads alternate
+/// between the two, so neither starves the other. Executor work is how
+/// operations in flight continue (a coroutine's next step, a timer's
+/// completion), so it is still accepted after shutdown() and runs while the
+/// pool drains; from shutdown_now() on, functions submitted through an
+/// executor are destroyed without being invoked (those still queued too), as
+/// handlers are after an Asio context stops. They are not tasks: an exception
+/// escaping one goes to the pool's error handler without a task_view, and
+/// they count in completed_task_count() but not in the lateness statistics.
+/// (With before_execute, after_execute or a task_decorator configured they go
+/// through the task queue instead, so that the hooks see them.) Tracked work
+/// (outstanding_work.tracked, on_work_started; a timer service holds some
+/// while it has waits) keeps a shut-down pool from terminating until it is
+/// released, as it keeps io_context::run() from returning; join() therefore
+/// waits for it.
 template <class Allocator, unsigned int Bits>
 class scheduled_thread_pool::basic_executor_type : detail::pool_executor_bits {
  public:
@@ -157,8 +163,8 @@ class scheduled_thread_pool::basic_executor_type : detail::pool_executor_bits {
         return invoke_here(std::move(tmp));
       }
       // relationship.continuation is recorded and reported by query(); the
-      // queue orders continuations like any other work due now.
-      pool_->submit_from_executor(make(std::forward<Function>(f), allocator_));
+      // queue orders continuations like any other posted function.
+      submit(std::forward<Function>(f), allocator_);
     }
   }
 
@@ -174,17 +180,17 @@ class scheduled_thread_pool::basic_executor_type : detail::pool_executor_bits {
       std::decay_t<Function> tmp(std::forward<Function>(f));
       return invoke_here(std::move(tmp));
     }
-    pool_->submit_from_executor(make(std::forward<Function>(f), a));
+    submit(std::forward<Function>(f), a);
   }
   /// Queues @p f; never runs it inside this call.
   template <class Function, class OtherAllocator>
   void post(Function&& f, const OtherAllocator& a) const {
-    pool_->submit_from_executor(make(std::forward<Function>(f), a));
+    submit(std::forward<Function>(f), a);
   }
   /// Queues @p f as a continuation of the current work.
   template <class Function, class OtherAllocator>
   void defer(Function&& f, const OtherAllocator& a) const {
-    pool_->submit_from_executor(make(std::forward<Function>(f), a));
+    submit(std::forward<Function>(f), a);
   }
 
  private:
@@ -202,6 +208,17 @@ class scheduled_thread_pool::basic_executor_type : detail::pool_executor_bits {
     std::swap(pool_, o.pool_);
     std::swap(allocator_, o.allocator_);
     std::swap(bits_, o.bits_);
+  }
+
+  /// Queues @p f: as a plain posted function (one allocation, a FIFO lane),
+  /// or, when the pool's hooks or task decorator must see it, as a task.
+  template <class Function, class OtherAllocator>
+  void submit(Function&& f, const OtherAllocator& a) const {
+    if (pool_->runs_plain_functions()) {
+      pool_->submit_function(detail::make_queued_function(std::forward<Function>(f), a));
+    } else {
+      pool_->submit_from_executor(make(std::forward<Function>(f), a));
+    }
   }
 
   template <class Function, class OtherAllocator>

@@ -243,11 +243,75 @@ BOOST_AUTO_TEST_CASE(exceptions_from_executor_work_go_to_the_error_handler) {
   BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
   const auto r = f.get();
   BOOST_TEST(r.first == "posted failure");
-  BOOST_TEST(r.second);  // a queued task: the handler is told which
+  BOOST_TEST(!r.second);  // a posted function is not a task: no task_view
   std::promise<int> after;
   asio::post(pool, [&] { after.set_value(1); });  // the thread survived
   auto g = after.get_future();
   BOOST_REQUIRE(g.wait_for(long_wait) == std::future_status::ready);
+}
+
+BOOST_AUTO_TEST_CASE(with_hooks_posted_functions_run_as_tasks_the_hooks_see) {
+  std::atomic<int> before{0}, after{0};
+  std::promise<bool> seen_view;
+  chronopool::scheduled_thread_pool_options o;
+  o.core_pool_size = 1;
+  o.before_execute = [&](const chronopool::task_view&) { before.fetch_add(1); };
+  o.after_execute = [&](const chronopool::task_view&, std::exception_ptr) { after.fetch_add(1); };
+  o.error_handler = [&](std::exception_ptr, const chronopool::task_view* task) { seen_view.set_value(task != nullptr); };
+  chronopool::scheduled_thread_pool pool(o);
+  std::promise<void> ran;
+  asio::post(pool, [&] { ran.set_value(); });
+  BOOST_REQUIRE(ran.get_future().wait_for(long_wait) == std::future_status::ready);
+  asio::post(pool, [] { throw std::runtime_error("hooked failure"); });
+  auto f = seen_view.get_future();
+  BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
+  BOOST_TEST(f.get());  // a task: the handler is told which
+  pool.join();
+  BOOST_TEST(before.load() == 2);
+  BOOST_TEST(after.load() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(posted_functions_and_due_tasks_take_turns) {
+  // A one-thread pool, held busy while three due tasks and three posted
+  // functions queue up: then it alternates between the two kinds, so a
+  // stream of posts cannot starve due scheduled tasks, nor the reverse.
+  chronopool::scheduled_thread_pool pool(1);
+  std::promise<void> gate, started;
+  auto busy = pool.submit([&started, g = gate.get_future().share()] {
+    started.set_value();
+    g.wait();
+  });
+  started.get_future().wait();  // the gate task is not one of those taking turns
+  std::vector<char> order;  // only the pool's one thread writes it
+  for (int i = 0; i < 3; ++i) {
+    pool.schedule(0ms, [&order] { order.push_back('t'); });
+    asio::post(pool, [&order] { order.push_back('f'); });
+  }
+  gate.set_value();
+  pool.join();
+  BOOST_REQUIRE(order.size() == 6u);
+  for (std::size_t i = 1; i < order.size(); ++i) BOOST_TEST(order[i] != order[i - 1]);
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_now_destroys_queued_posted_functions_and_returns_only_tasks) {
+  chronopool::scheduled_thread_pool pool(1);
+  std::promise<void> gate, started;
+  auto busy = pool.submit([&started, g = gate.get_future().share()] {
+    started.set_value();
+    g.wait();
+  });
+  started.get_future().wait();
+  auto owner = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = owner;
+  bool ran = false;
+  asio::post(pool, [&ran, o = std::move(owner)] { ran = true; });
+  auto task = pool.schedule(0ms, [] {});
+  auto pending = pool.shutdown_now();
+  BOOST_TEST(watch.expired());    // destroyed, never run (Asio's rule for a stopped context)
+  BOOST_TEST(pending.size() == 1u);  // the scheduled task, handed back as Java does
+  gate.set_value();
+  BOOST_TEST(pool.wait_for_termination(long_wait));
+  BOOST_TEST(!ran);
 }
 
 BOOST_AUTO_TEST_CASE(handler_allocator_is_used_for_the_task) {

@@ -32,6 +32,7 @@ inline std::ostream& boost_test_print_type(std::ostream& os, delayed_work_queue:
   using ws = delayed_work_queue::wait_status;
   switch (s) {
     case ws::task: return os << "task";
+    case ws::function: return os << "function";
     case ws::timeout: return os << "timeout";
     case ws::interrupted: return os << "interrupted";
     case ws::closed: return os << "closed";
