@@ -173,11 +173,11 @@ struct after_unlock {
   /// run(), and when the wake-up cannot be queued, forget it so that the next
   /// wait arms another (the waits stay queued meanwhile).
   void run_best_effort() noexcept {
+    const task_ptr w = submit;
     try {
       run();
     } catch (...) {
-      std::lock_guard lock(shard.mutex_);
-      shard.wakeup_.reset();
+      shard.forget_wakeup(w);
     }
   }
   void finish() noexcept {
@@ -295,13 +295,14 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
       throw;
     }
   }
+  const task_ptr refused = later.submit;  // if the pool refuses it
   try {
     later.run();
   } catch (...) {
     // The pool refused the wake-up (no thread could be started). Take the
     // wait back unless a cancel has it already, and let the next wait arm.
     std::lock_guard lock(mutex_);
-    wakeup_.reset();
+    forget_wakeup_locked(refused);
     if (op.state.load(std::memory_order_relaxed) != wait_state::queued) return start_result::started;  // being delivered
     index_.erase(op);
     unlink_locked(op);
@@ -310,6 +311,17 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     throw;
   }
   return start_result::started;
+}
+
+void timer_shard::forget_wakeup(const task_ptr& w) noexcept {
+  std::lock_guard lock(mutex_);
+  forget_wakeup_locked(w);
+}
+
+void timer_shard::forget_wakeup_locked(const task_ptr& w) noexcept {
+  // Only the wake-up that could not be queued: another thread may have
+  // armed a newer one meanwhile, which must stay the one that counts.
+  if (w && wakeup_ == w) wakeup_.reset();
 }
 
 void timer_shard::unlink_locked(wait_op_base& op) noexcept {

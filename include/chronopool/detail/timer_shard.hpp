@@ -152,6 +152,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Takes @p op out of the index and its timer's list and makes it aborted
   /// (it joins the abort batch).
   void abort_locked(wait_op_base& op, after_unlock& later) noexcept;
+  /// @p w could not be queued in the pool: forget it, if it is still the
+  /// armed wake-up, so that the next wait arms another.
+  void forget_wakeup(const task_ptr& w) noexcept;
+  void forget_wakeup_locked(const task_ptr& w) noexcept;
   /// Takes @p op out of its timer's pending list (if it is linked to one).
   void unlink_locked(wait_op_base& op) noexcept;
   void claim_locked(wait_list& list) noexcept;
