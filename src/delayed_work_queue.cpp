@@ -35,7 +35,7 @@ delayed_work_queue::~delayed_work_queue() {
     e.node->heap_index = task_base::not_queued;
     intrusive_release(task_of(e.node));
   }
-  for (queued_function* f = function_head_; f != nullptr;) std::exchange(f, f->next)->destroy();
+  while (!functions_.empty()) functions_.pop_front()->destroy();
 }
 
 void delayed_work_queue::drop_empty_front() noexcept {
@@ -84,50 +84,25 @@ bool delayed_work_queue::offer_now(task_ptr t) {
 bool delayed_work_queue::offer_function(queued_function* f) noexcept {
   std::lock_guard lock(mutex_);
   if (mode_ == mode::closed) return false;
-  f->next = nullptr;
-  if (function_tail_) {
-    function_tail_->next = f;
-  } else {
-    function_head_ = f;
-  }
-  function_tail_ = f;
-  ++function_count_;
+  functions_.push_back(f);
   // Only a sleeping taker needs the signal; a busy one finds it on its way.
   if (sleeping_ != 0) available_.notify_one();
   return true;
 }
 
-queued_function* delayed_work_queue::pop_function() noexcept {
-  queued_function* const f = function_head_;
-  function_head_ = f->next;
-  if (function_head_ == nullptr) function_tail_ = nullptr;
-  --function_count_;
-  f->next = nullptr;
-  return f;
-}
-
 bool delayed_work_queue::withdraw_function(queued_function* f) noexcept {
   std::lock_guard lock(mutex_);
-  queued_function* prev = nullptr;
-  for (queued_function* p = function_head_; p != nullptr; prev = p, p = p->next) {
-    if (p != f) continue;
-    (prev ? prev->next : function_head_) = f->next;
-    if (function_tail_ == f) function_tail_ = prev;
-    --function_count_;
-    f->next = nullptr;
-    if (count() == 0) available_.notify_all();
-    return true;
-  }
-  return false;
+  if (!functions_.remove(f)) return false;
+  if (count() == 0) available_.notify_all();
+  return true;
 }
 
-queued_function* delayed_work_queue::drain_functions() noexcept {
+function_list delayed_work_queue::drain_functions() noexcept {
   std::lock_guard lock(mutex_);
-  queued_function* const head = std::exchange(function_head_, nullptr);
-  function_tail_ = nullptr;
-  function_count_ = 0;
+  function_list all;
+  all.swap(functions_);
   available_.notify_all();
-  return head;
+  return all;
 }
 
 bool delayed_work_queue::offer(task_ptr t) {
@@ -169,11 +144,11 @@ task_ptr delayed_work_queue::poll() {
 delayed_work_queue::wait_result delayed_work_queue::take_locked() {
   // A posted function on its turn (or with no task queued at all) needs no
   // clock reading.
-  if (function_first()) return {{}, wait_status::function, pop_function()};
+  if (function_first()) return {{}, wait_status::function, functions_.pop_front()};
   if (count() == 0) return {{}, wait_status::timeout};
   if (task_base* t = take_due(clock::now())) return {task_ptr(t, task_ptr::adopt), wait_status::task};
   // No task is due: a posted function goes now, whoever's turn it was.
-  if (function_head_ != nullptr) return {{}, wait_status::function, pop_function()};
+  if (!functions_.empty()) return {{}, wait_status::function, functions_.pop_front()};
   return {{}, wait_status::timeout};
 }
 

@@ -491,7 +491,7 @@ std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
   std::vector<task_ptr> drained = queue_.drain();
   // Posted functions are not tasks: destroyed unrun (Asio's rule for a
   // stopped context), not handed back.
-  for (queued_function* f = queue_.drain_functions(); f != nullptr;) std::exchange(f, f->next)->destroy();
+  for (function_list fs = queue_.drain_functions(); !fs.empty();) fs.pop_front()->destroy();
   // Ask running tasks to stop (Java interrupts the workers). The requests run
   // user stop_callbacks, so they are made after our locks are released.
   std::vector<task_ptr> running;

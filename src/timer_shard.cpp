@@ -36,7 +36,7 @@ struct posting_scope {
 class delivery {
  public:
   delivery(std::shared_ptr<timer_shard> shard, wait_list list, bool batch) noexcept
-      : shard_(std::move(shard)), list_(list), batch_(batch) {}
+      : shard_(std::move(shard)), list_(std::move(list)), batch_(batch) {}
   delivery(delivery&& o) noexcept
       : shard_(std::move(o.shard_)), list_(std::exchange(o.list_, {})), batch_(o.batch_), started_(o.started_) {}
   delivery& operator=(delivery&&) = delete;
@@ -93,20 +93,6 @@ void deliver_last_resort(wait_list& list) noexcept {
 }
 
 }  // namespace
-
-// ---- wait_list -------------------------------------------------------------------
-
-wait_list wait_list::take_front(std::size_t n) noexcept {
-  wait_list front;
-  while (n-- > 0 && !empty()) front.push_back(pop_front());
-  return front;
-}
-
-void wait_list::swap(wait_list& o) noexcept {
-  std::swap(head, o.head);
-  std::swap(tail, o.tail);
-  std::swap(size, o.size);
-}
 
 // ---- the drivers -------------------------------------------------------------------
 
@@ -419,7 +405,7 @@ wait_list timer_shard::take_batch() noexcept {
   std::lock_guard lock(mutex_);
   list.swap(batch_);
   drain_posted_ = false;
-  release_locked(list.size, later);
+  release_locked(list.size(), later);
   return list;
 }
 
@@ -429,12 +415,12 @@ void timer_shard::claim(wait_list& list) noexcept {
 }
 
 void timer_shard::claim_locked(wait_list& list) noexcept {
-  for (wait_op_base* op = list.head; op != nullptr; op = op->link) {
+  list.for_each([this](wait_op_base& op) {
     // Unlinked from its timer here, not when it fired: until now cancel()
     // could still make it an abort.
-    unlink_locked(*op);
-    op->state.store(wait_state::finished, std::memory_order_relaxed);
-  }
+    unlink_locked(op);
+    op.state.store(wait_state::finished, std::memory_order_relaxed);
+  });
 }
 
 void timer_shard::discard(wait_list& list) noexcept {
@@ -459,7 +445,7 @@ void timer_shard::post_list(wait_list list) noexcept {
   {
     const posting_scope scope(&back);
     try {
-      complete_on(*context_ex_, delivery(shared_from_this(), list, false), false);
+      complete_on(*context_ex_, delivery(shared_from_this(), std::move(list), false), false);
     } catch (...) {
       threw = true;
     }
@@ -501,7 +487,7 @@ void timer_shard::collect_due_locked(wait_list& out) noexcept {
 }
 
 void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
-  const std::size_t n = fired.size;
+  const std::size_t n = fired.size();
   wait_list here;
   if (on_context_thread) here = fired.take_front(share_grain);
   while (!fired.empty()) post_list(fired.take_front(share_grain));
@@ -525,7 +511,7 @@ void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
   if (here.empty()) return;
   // A handler that throws propagates out of run() as Asio documents; the
   // delivery object posts the rest of the chunk before it goes.
-  delivery d(shared_from_this(), here, false);
+  delivery d(shared_from_this(), std::move(here), false);
   d();
 }
 
@@ -603,7 +589,7 @@ void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
       ++in_flight_;  // deliver_fired re-arms
     }
   }
-  if (!fired.empty()) deliver_fired(fired, true);
+  if (!fired.empty()) deliver_fired(std::move(fired), true);
 }
 
 void timer_shard::on_wakeup(shard_wakeup& w) {
@@ -624,7 +610,7 @@ void timer_shard::on_wakeup(shard_wakeup& w) {
     }
     later.run_best_effort();
   }
-  if (!fired.empty()) deliver_fired(fired, context_is_pool_);
+  if (!fired.empty()) deliver_fired(std::move(fired), context_is_pool_);
 }
 
 void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexcept {

@@ -86,8 +86,8 @@ class delayed_work_queue {
   /// Takes @p f back out if it is still queued (its submitter could not get
   /// a thread to run it). O(n).
   bool withdraw_function(queued_function* f) noexcept;
-  /// Takes every queued function out, oldest first, as a list linked by next.
-  queued_function* drain_functions() noexcept;
+  /// Takes every queued function out, oldest first.
+  function_list drain_functions() noexcept;
 
   enum class offer_status : std::uint8_t { queued, cancelled, full };
   /// offer(), refused with `full` when @p max_size tasks are already queued.
@@ -176,16 +176,15 @@ class delayed_work_queue {
   }
   /// The next task in order if it is due at @p now, removed; else null.
   task_base* take_due(time_point now) noexcept;
-  std::size_t count() const noexcept { return index_.size() + ready_count_ + function_count_; }
+  std::size_t count() const noexcept { return index_.size() + ready_count_ + functions_.size(); }
   /// Whether a taker should take a posted function now rather than look for
   /// a due task: always when no task is queued, else every other time.
   bool function_first() noexcept {
-    if (function_head_ == nullptr) return false;
+    if (functions_.empty()) return false;
     if (index_.empty() && ready_count_ == 0) return true;
     function_turn_ = !function_turn_;
     return function_turn_;
   }
-  queued_function* pop_function() noexcept;
   /// What try_take() and wait_for_task() take without blocking, the lock held.
   wait_result take_locked();
   /// index_.wake_time() as a comparable value; time_point::max() for none.
@@ -197,9 +196,7 @@ class delayed_work_queue {
   std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
   std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
   std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
-  queued_function* function_head_ = nullptr;  // the function lane, FIFO
-  queued_function* function_tail_ = nullptr;
-  std::size_t function_count_ = 0;
+  function_list functions_;  // the function lane
   bool function_turn_ = false;
   std::size_t sleeping_ = 0;  // takers waiting on available_
   const void* leader_ = nullptr;  // identity of the leader's wait, or null

@@ -9,6 +9,8 @@
 // linked into the queue's FIFO function lane.
 #pragma once
 
+#include <chronopool/detail/intrusive_list.hpp>
+
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -34,6 +36,9 @@ class queued_function {
  private:
   fn_type fn_;
 };
+
+/// Queued functions in posting order.
+using function_list = intrusive_list<queued_function, &queued_function::next>;
 
 /// A queued_function holding @p Function, allocated with @p Allocator.
 template <class Function, class Allocator>

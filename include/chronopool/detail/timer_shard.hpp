@@ -24,6 +24,7 @@
 #pragma once
 
 #include <chronopool/detail/deadline_index.hpp>
+#include <chronopool/detail/intrusive_list.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/detail/wait_op.hpp>
 
@@ -44,34 +45,8 @@ class shard_wakeup;
 struct native_wakeup;
 struct after_unlock;
 
-/// A list of waits in delivery order.
-struct wait_list {
-  wait_op_base* head = nullptr;
-  wait_op_base* tail = nullptr;
-  std::size_t size = 0;
-
-  void push_back(wait_op_base* op) noexcept {
-    op->link = nullptr;
-    if (tail) {
-      tail->link = op;
-    } else {
-      head = op;
-    }
-    tail = op;
-    ++size;
-  }
-  wait_op_base* pop_front() noexcept {
-    wait_op_base* op = head;
-    head = op->link;
-    if (!head) tail = nullptr;
-    --size;
-    return op;
-  }
-  /// Splits off the first @p n (all when fewer).
-  wait_list take_front(std::size_t n) noexcept;
-  bool empty() const noexcept { return head == nullptr; }
-  void swap(wait_list& o) noexcept;
-};
+/// A list of waits in delivery order (linked through wait_op_base::link).
+using wait_list = intrusive_list<wait_op_base, &wait_op_base::link>;
 
 class timer_shard : public std::enable_shared_from_this<timer_shard> {
  public:
