@@ -1,7 +1,9 @@
 // A timer service's waits under one lock; see detail/timer_shard.hpp.
 #include <chronopool/detail/timer_shard.hpp>
+
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/detail/task_base.hpp>
+#include <chronopool/run_state.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -177,7 +179,10 @@ struct after_unlock {
       superseded.reset();
     }
   }
-  ~after_unlock() { finish(); }
+  // Every path that rewakes leaves a pool wake-up to submit here, unless it
+  // ran run() itself to see the error: a wake-up armed but never queued
+  // would leave its waits with nobody to fire them.
+  ~after_unlock() { run_best_effort(); }
 };
 
 // ---- set-up -------------------------------------------------------------------------
@@ -209,7 +214,7 @@ std::size_t timer_shard::pending() const {
 
 // ---- waits ----------------------------------------------------------------------------
 
-timer_shard& timer_shard::lock_home(timer_impl& t, std::unique_lock<std::mutex>& lock) {
+timer_shard& timer_shard::lock_home(timer_impl& t, std::unique_lock<adaptive_mutex>& lock) {
   for (;;) {
     timer_shard* s = t.shard.load(std::memory_order_acquire);
     lock = std::unique_lock(s->mutex_);
@@ -223,9 +228,9 @@ timer_shard& timer_shard::lock_home(timer_impl& t, std::unique_lock<std::mutex>&
 timer_shard& timer_shard::home_for_wait(timer_impl& t, timer_shard& preferred) {
   // Already there (the usual case): start() checks again under its lock.
   if (t.shard.load(std::memory_order_acquire) == &preferred) return preferred;
-  std::unique_lock<std::mutex> lock;
+  std::unique_lock<adaptive_mutex> lock;
   timer_shard& home = lock_home(t, lock);
-  if (&home == &preferred || t.first != nullptr) return home;
+  if (&home == &preferred || t.first.load(std::memory_order_relaxed) != nullptr) return home;
   // Nothing pending: nothing in the home shard refers to the timer, so it
   // may move to the calling thread's shard, where its waits will not contend
   // with other threads' timers.
@@ -241,7 +246,7 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     // here) under another shard's lock.
     if (timer && timer->shard.load(std::memory_order_acquire) != this) return start_result::moved;
     if (shutting_down_) return start_result::refused;
-    if (timer) op.set_deadline(timer->expiry);
+    if (timer) op.set_deadline(timer->expiry.load(std::memory_order_relaxed));
     op.set_sequence(sequence_++);
     op.timer = timer;
     index_.insert(&op);  // may throw: nothing changed yet
@@ -260,7 +265,7 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
       if (timer->last) {
         timer->last->next = &op;
       } else {
-        timer->first = &op;
+        timer->first.store(&op, std::memory_order_relaxed);
       }
       timer->last = &op;
     }
@@ -314,10 +319,16 @@ void timer_shard::unlink_locked(wait_op_base& op) noexcept {
   timer_impl* const t = op.timer;
   if (t == nullptr) return;
   wait_op_base* prev = nullptr;
-  for (wait_op_base* p = t->first; p != nullptr; prev = p, p = p->next) {
+  for (wait_op_base* p = t->first.load(std::memory_order_relaxed); p != nullptr; prev = p, p = p->next) {
     if (p != &op) continue;
-    (prev ? prev->next : t->first) = op.next;
     if (t->last == &op) t->last = prev;
+    if (prev) {
+      prev->next = op.next;
+    } else {
+      // Release, and our last use of *t when it empties: the timer's thread
+      // may go on without our lock (and destroy the timer) once it reads null.
+      t->first.store(op.next, std::memory_order_release);
+    }
     break;
   }
   op.next = nullptr;
@@ -349,23 +360,32 @@ void timer_shard::release_locked(std::size_t n, after_unlock& later) noexcept {
 }
 
 std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
-  std::unique_lock<std::mutex> lock;
+  // Idle: nothing to cancel, and the check is the whole operation. A new
+  // expiry takes the lock: a wait another thread starts meanwhile must see
+  // either the old expiry and be cancelled, or the new one.
+  if (expiry == nullptr && t.first.load(std::memory_order_acquire) == nullptr) return 0;
+  std::unique_lock<adaptive_mutex> lock;
   timer_shard& s = lock_home(t, lock);
   after_unlock later(s);
   std::size_t n = 0;
-  for (; t.first != nullptr; ++n) s.abort_locked(*t.first, later);
-  if (expiry) t.expiry = *expiry;
+  while (wait_op_base* op = t.first.load(std::memory_order_relaxed)) {
+    s.abort_locked(*op, later);
+    ++n;
+  }
+  if (expiry) t.expiry.store(*expiry, std::memory_order_relaxed);
   if (n != 0) s.rewake_locked(later, true);
   lock.unlock();  // before `later` does its part
   return n;
 }
 
 std::size_t timer_shard::cancel_one(timer_impl& t) {
-  std::unique_lock<std::mutex> lock;
+  if (t.first.load(std::memory_order_acquire) == nullptr) return 0;
+  std::unique_lock<adaptive_mutex> lock;
   timer_shard& s = lock_home(t, lock);
   after_unlock later(s);
-  if (t.first == nullptr) return 0;
-  s.abort_locked(*t.first, later);
+  wait_op_base* const oldest = t.first.load(std::memory_order_relaxed);
+  if (oldest == nullptr) return 0;
+  s.abort_locked(*oldest, later);
   s.rewake_locked(later, true);
   lock.unlock();  // before `later` does its part
   return 1;
@@ -380,21 +400,15 @@ void timer_shard::cancel_wait(wait_op_base& op) noexcept {
   rewake_locked(later, true);
 }
 
-time_point timer_shard::expiry(timer_impl& t) {
-  std::unique_lock<std::mutex> lock;
-  lock_home(t, lock);
-  return t.expiry;
-}
-
 void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
-  std::unique_lock<std::mutex> lock;
+  std::unique_lock<adaptive_mutex> lock;
   timer_shard& home = lock_home(from, lock);
   to.shard.store(&home, std::memory_order_relaxed);  // `to` is new: nobody else sees it yet
-  to.expiry = from.expiry;
-  to.first = std::exchange(from.first, nullptr);
+  to.expiry.store(from.expiry.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  to.first.store(from.first.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
   to.last = std::exchange(from.last, nullptr);
-  for (wait_op_base* p = to.first; p != nullptr; p = p->next) p->timer = &to;
-  from.expiry = time_point();  // as if newly constructed
+  for (wait_op_base* p = to.first.load(std::memory_order_relaxed); p != nullptr; p = p->next) p->timer = &to;
+  from.expiry.store(time_point(), std::memory_order_relaxed);  // as if newly constructed
 }
 
 // ---- delivery ---------------------------------------------------------------------------
@@ -527,6 +541,15 @@ void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
         return;
       }
       if (wakeup_ && wakeup_at_ <= *wake) return;
+      if (*wake <= clock::now() && pool_->state() == run_state::running) {
+        // Due already (a zero sleep): a function posted to the context
+        // collects it there, one hand-off. A wake-up task would wake a pool
+        // thread only to hand the wait on to the context again (after
+        // use_pool). Once the pool is shut down, its policies decide: the
+        // wake-up task goes through the pool as usual.
+        if (!armed_) post_collect_locked(*wake);
+        return;
+      }
       task_ptr w(new shard_wakeup(shared_from_this()));
       w->set_deadline(*wake);
       later.superseded = std::move(wakeup_);
@@ -552,24 +575,33 @@ void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
 }
 
 void timer_shard::arm_native_locked(time_point t) {
+  if (t <= clock::now()) {
+    // Due already (a zero sleep, an expiry in the past): a native timer would
+    // cost a round trip through the kernel's timer; a posted function is a
+    // push onto the context's queue. A native wait still pending goes stale.
+    post_collect_locked(t);
+    return;
+  }
   // Disarmed until the new wake-up is in place: if it throws, the previous
   // native wait is already cancelled (by expires_at) or stale (generation).
   armed_ = false;
   const std::uint64_t generation = ++generation_;
-  if (t <= clock::now()) {
-    // Due already (a zero sleep, an expiry in the past): a native timer would
-    // cost a round trip through the kernel's timer; a posted function is a
-    // push onto the context's queue. (Posted, never run here: we hold the lock.)
-    complete_on(*context_ex_, [this, generation] { on_native_expiry(generation, false); }, false);
-  } else {
-    if (!native_) native_ = std::make_unique<native_wakeup>(*context_ex_);
-    native_->timer.expires_at(t);  // cancels the previous native wait, if any
-    native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
-      // An aborted native wait (re-armed, or the shard going) touches nothing.
-      if (ec != boost::asio::error::operation_aborted) on_native_expiry(generation, true);
-    });
-    native_waiting_ = true;
-  }
+  if (!native_) native_ = std::make_unique<native_wakeup>(*context_ex_);
+  native_->timer.expires_at(t);  // cancels the previous native wait, if any
+  native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
+    // An aborted native wait (re-armed, or the shard going) touches nothing.
+    if (ec != boost::asio::error::operation_aborted) on_native_expiry(generation, true);
+  });
+  native_waiting_ = true;
+  armed_ = true;
+  armed_at_ = t;
+}
+
+void timer_shard::post_collect_locked(time_point t) {
+  armed_ = false;  // until the post is in place (it may throw)
+  const std::uint64_t generation = ++generation_;
+  // Posted, never run here: we hold the lock.
+  complete_on(*context_ex_, [this, generation] { on_native_expiry(generation, false); }, false);
   armed_ = true;
   armed_at_ = t;
 }
@@ -638,7 +670,10 @@ void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept 
     auto& op = static_cast<wait_op_base&>(node);
     // Every queued wait goes, so every timer's list empties (a fired wait
     // still linked finds itself gone from it when its delivery claims it).
-    if (op.timer) op.timer->first = op.timer->last = nullptr;
+    if (op.timer) {
+      op.timer->last = nullptr;
+      op.timer->first.store(nullptr, std::memory_order_release);
+    }
     op.timer = nullptr;
     out.push_back(&op);
     ++n;

@@ -70,24 +70,24 @@ class basic_scheduled_timer {
   template <class Duration>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ex) {
-    expires_at(expiry_time);
+    service_->set_initial_expiry(impl_, to_time_point(expiry_time));
   }
   template <class ExecutionContext, class Duration>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ctx) {
-    expires_at(expiry_time);
+    service_->set_initial_expiry(impl_, to_time_point(expiry_time));
   }
   template <class Rep, class Period>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ex) {
-    expires_after(expiry_time);
+    service_->set_initial_expiry(impl_, from_now(expiry_time));
   }
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ctx) {
-    expires_after(expiry_time);
+    service_->set_initial_expiry(impl_, from_now(expiry_time));
   }
 
   /// The moved-from timer is left as if newly constructed on its executor.
@@ -127,14 +127,12 @@ class basic_scheduled_timer {
   /// Sets the expiry, cancelling pending waits; returns how many were cancelled.
   template <class Duration>
   std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time) {
-    return service_->expires_at(impl_,
-                                time_point(detail::saturating_duration(expiry_time.time_since_epoch(), "expiry")));
+    return service_->expires_at(impl_, to_time_point(expiry_time));
   }
   /// Sets the expiry relative to now (saturating), cancelling pending waits.
   template <class Rep, class Period>
   std::size_t expires_after(const std::chrono::duration<Rep, Period>& expiry_time) {
-    return service_->expires_at(
-        impl_, detail::saturating_add(clock_type::now(), detail::saturating_duration(expiry_time, "expiry")));
+    return service_->expires_at(impl_, from_now(expiry_time));
   }
 
   /// Blocks until the timer expires.
@@ -182,6 +180,17 @@ class basic_scheduled_timer {
    private:
     basic_scheduled_timer* self_;
   };
+
+  /// An expiry of any unit as the service's time point, saturating.
+  template <class Duration>
+  static detail::time_point to_time_point(const std::chrono::time_point<Clock, Duration>& t) {
+    return detail::time_point(detail::saturating_duration(t.time_since_epoch(), "expiry"));
+  }
+  /// Now plus @p d, saturating.
+  template <class Rep, class Period>
+  static detail::time_point from_now(const std::chrono::duration<Rep, Period>& d) {
+    return detail::saturating_add(clock_type::now(), detail::saturating_duration(d, "expiry"));
+  }
 
   static timer_service& service_for(const executor_type& ex) {
     if constexpr (boost::asio::execution::is_executor<executor_type>::value) {

@@ -72,8 +72,9 @@ class timer_service : public boost::asio::execution_context::service {
   // ---- per-object operations (the I/O object forwards to these) -------------
   void construct(implementation_type& impl) noexcept {
     impl.shard.store(&local_shard(), std::memory_order_relaxed);
-    impl.expiry = {};
-    impl.first = impl.last = nullptr;
+    impl.expiry.store(detail::time_point(), std::memory_order_relaxed);
+    impl.first.store(nullptr, std::memory_order_relaxed);
+    impl.last = nullptr;
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true);
   }
   void destroy(implementation_type& impl) {
@@ -86,8 +87,13 @@ class timer_service : public boost::asio::execution_context::service {
   void move_assign(implementation_type& impl, timer_service& other_service, implementation_type& other);
   std::size_t cancel(implementation_type& impl) { return detail::timer_shard::cancel(impl, nullptr); }
   std::size_t cancel_one(implementation_type& impl) { return detail::timer_shard::cancel_one(impl); }
-  detail::time_point expiry(const implementation_type& impl) const {
-    return detail::timer_shard::expiry(const_cast<implementation_type&>(impl));
+  detail::time_point expiry(const implementation_type& impl) const noexcept {
+    return impl.expiry.load(std::memory_order_relaxed);  // no lock: see detail::timer_impl
+  }
+  /// The expiry of a timer being constructed: no other thread can see it
+  /// yet, so no lock and nothing to cancel.
+  void set_initial_expiry(implementation_type& impl, detail::time_point t) noexcept {
+    impl.expiry.store(t, std::memory_order_relaxed);
   }
   std::size_t expires_at(implementation_type& impl, detail::time_point t) {
     return detail::timer_shard::cancel(impl, &t);
@@ -127,7 +133,10 @@ class timer_service : public boost::asio::execution_context::service {
   /// handler destroyed uncalled, so a call that reports failure never completes.
   template <bool Routed, class Handler, class IoExecutor>
   void launch(detail::timer_impl* timer, detail::time_point deadline, Handler&& handler, const IoExecutor& io_ex) {
-    any_timer_.store(true, std::memory_order_relaxed);  // a standalone wait counts as a timer for use_pool()
+    // A standalone wait counts as a timer for use_pool(). Stored once: a
+    // store on every wait would pull the line (shared with context_known_,
+    // which every wait reads) away from the other threads each time.
+    if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true, std::memory_order_relaxed);
     detail::timer_shard* shard = &local_shard();
     if (timer != nullptr) shard = &detail::timer_shard::home_for_wait(*timer, *shard);
     auto* op = detail::make_wait_op<Routed>(std::forward<Handler>(handler), io_ex);

@@ -23,6 +23,7 @@
 // own executors' work besides.
 #pragma once
 
+#include <chronopool/detail/adaptive_mutex.hpp>
 #include <chronopool/detail/deadline_index.hpp>
 #include <chronopool/detail/intrusive_list.hpp>
 #include <chronopool/detail/task_ptr.hpp>
@@ -78,11 +79,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// its home.
   static timer_shard& home_for_wait(timer_impl& t, timer_shard& preferred);
   /// Cancels every wait of @p t and, with @p expiry, sets its expiry under
-  /// the same lock; returns how many were cancelled.
+  /// the same lock; returns how many were cancelled. A plain cancel of an
+  /// idle timer takes no lock.
   static std::size_t cancel(timer_impl& t, const time_point* expiry);
   /// Cancels @p t's oldest wait; 0 or 1.
   static std::size_t cancel_one(timer_impl& t);
-  static time_point expiry(timer_impl& t);
   /// Moves @p from's state (home, expiry, pending waits) into the new @p to;
   /// @p from is left as newly constructed in its home.
   static void move_timer(timer_impl& to, timer_impl& from) noexcept;
@@ -122,7 +123,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   friend struct native_wakeup;
 
   /// Locks @p t's home shard (it may move until then) into @p lock.
-  static timer_shard& lock_home(timer_impl& t, std::unique_lock<std::mutex>& lock);
+  static timer_shard& lock_home(timer_impl& t, std::unique_lock<adaptive_mutex>& lock);
 
   /// Takes @p op out of the index and its timer's list and makes it aborted
   /// (it joins the abort batch).
@@ -145,6 +146,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// and the next wait arms again).
   void rewake_locked(after_unlock& later, bool best_effort);
   void arm_native_locked(time_point t);
+  /// Posts a function to the context that collects the waits due at @p t
+  /// (already due): the wake-up of a zero sleep, in either mode.
+  void post_collect_locked(time_point t);
   /// The wake-up came: the native timer's (@p native) or a posted one.
   void on_native_expiry(std::uint64_t generation, bool native);
   /// Delivers a batch of fired waits: on this thread when it is one of the
@@ -155,7 +159,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   boost::asio::execution_context& context_;
 
-  mutable std::mutex mutex_;  // guards everything below
+  mutable adaptive_mutex mutex_;  // guards everything below
   deadline_index index_;
   std::uint64_t sequence_ = 0;   // FIFO among equal deadlines
   wait_list batch_;              // cancelled waits waiting for delivery
@@ -165,7 +169,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::optional<boost::asio::any_io_executor> context_ex_;
   bool shutting_down_ = false;
   std::size_t in_flight_ = 0;  // deliveries under way outside the lock
-  std::condition_variable deliveries_done_;
+  std::condition_variable_any deliveries_done_;
 
   // Native driving.
   std::unique_ptr<native_wakeup> native_;

@@ -59,13 +59,23 @@ class timer_shard;
 class wait_op_base;
 
 /// One timer object's state (the I/O object's implementation_type): its
-/// home shard, its expiry and its pending waits, oldest first. Guarded by the
-/// home shard's lock. A timer moves to another shard only while it has no
-/// pending wait, so whoever locks a shard checks that it is still home.
+/// home shard, its expiry and its pending waits, oldest first. A timer moves
+/// to another shard only while it has no pending wait, so whoever locks a
+/// shard checks that it is still home.
 struct timer_impl {
   std::atomic<timer_shard*> shard{nullptr};
-  time_point expiry{};
-  wait_op_base* first = nullptr;
+  /// Written under the home shard's lock (or by the constructor, before
+  /// anyone else can see the timer); atomic so that expiry() reads it
+  /// without the lock. A wait copies it as it starts.
+  std::atomic<time_point> expiry{time_point{}};
+  /// The pending waits, oldest first (linked by wait_op_base::next).
+  /// Guarded by the home shard's lock: other threads unlink waits as they
+  /// are delivered or cancelled through their slots. `first` is atomic for
+  /// one lock-free check by the thread using the timer: whoever unlinks the
+  /// last wait stores null with release, so once that thread reads null
+  /// (acquire) no other thread refers to the timer until a wait starts, and
+  /// cancel() of an idle timer (and so a destructor) needs no lock.
+  std::atomic<wait_op_base*> first{nullptr};
   wait_op_base* last = nullptr;
 };
 

@@ -217,6 +217,72 @@ BOOST_AUTO_TEST_CASE(use_pool_completes_on_the_io_context_thread) {
   BOOST_TEST((c.thread() == std::this_thread::get_id()));
 }
 
+// A wait already due when it starts (a zero sleep) is collected by a function
+// posted to the io_context, not by a pool task: it never sits in the pool's
+// queue, and due waits still complete in order, on the io_context's thread.
+// Once the pool is shut down its policies decide, as for any wait.
+BOOST_AUTO_TEST_CASE(use_pool_due_waits_skip_the_pool_queue) {
+  scheduled_thread_pool pool(1);
+  asio::io_context io;
+  chronopool::use_pool(io, pool);
+  std::vector<int> order;
+  std::vector<std::thread::id> threads;
+  timer a(io, steady::now() - 1ms);
+  timer b(io, steady::now() - 1ms);
+  a.async_wait([&](const error_code& ec) {
+    if (!ec) order.push_back(1);
+    threads.push_back(std::this_thread::get_id());
+  });
+  b.async_wait([&](const error_code& ec) {
+    if (!ec) order.push_back(2);
+    threads.push_back(std::this_thread::get_id());
+  });
+  BOOST_TEST(pool.queued_count() == 0u);  // no wake-up task
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST((order == std::vector<int>{1, 2}));
+  BOOST_TEST_REQUIRE(threads.size() == 2u);
+  for (const auto& id : threads) BOOST_TEST((id == std::this_thread::get_id()));
+
+  pool.shutdown_now();
+  BOOST_TEST(pool.wait_for_termination(long_wait));
+  timer c(io, steady::now() - 1ms);
+  sync_outcome o;
+  c.async_wait(o.handler());  // through the stopped pool: aborted, as any wait there
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST((o.ec() == asio::error::operation_aborted));
+}
+
+// Zero sleeps, short waits and cancels mixed on a pool: every path that
+// changes a shard's wake-up (a due wait collected by a posted function, a
+// cancel while the wake-up task runs) must leave a wake-up queued for the
+// waits that remain, or they would never complete.
+BOOST_AUTO_TEST_CASE(mixed_due_future_and_cancelled_waits_on_a_pool_all_complete) {
+  constexpr int rounds = 300;
+  std::atomic<int> completed{0};
+  int started = 0;
+  {
+    scheduled_thread_pool pool(2);
+    std::vector<std::unique_ptr<timer>> timers;
+    for (int i = 0; i < rounds; ++i) {
+      auto& due = *timers.emplace_back(std::make_unique<timer>(pool, steady::now()));
+      auto& soon = *timers.emplace_back(std::make_unique<timer>(pool, std::chrono::microseconds(50 * (i % 40))));
+      auto& cancelled = *timers.emplace_back(std::make_unique<timer>(pool, std::chrono::milliseconds(1 + i % 3)));
+      for (timer* t : {&due, &soon, &cancelled}) {
+        t->async_wait([&completed](const error_code&) { completed.fetch_add(1); });
+        ++started;
+      }
+      if (i % 2 == 0) cancelled.cancel();
+      if (i % 50 == 0) std::this_thread::sleep_for(200us);
+    }
+    const auto limit = steady::now() + long_wait;
+    while (completed.load() < started && steady::now() < limit) std::this_thread::sleep_for(1ms);
+    BOOST_TEST(completed.load() == started);
+    pool.shutdown_now();
+  }
+}
+
 BOOST_AUTO_TEST_CASE(use_pool_after_a_timer_exists_throws) {
   scheduled_thread_pool pool(1);
   asio::io_context io;
@@ -577,6 +643,36 @@ BOOST_AUTO_TEST_CASE(cancel_racing_expiry_on_pool) {
     BOOST_TEST(pool.wait_for_termination(long_wait));  // nothing runs after this
   }
   check_race(slots);
+}
+
+// An idle timer's cancel() and destructor take no lock: they trust the list
+// head the delivering thread clears when it unlinks the last wait.
+// Destroying the timer the moment cancel() finds it idle, while that thread
+// may still be finishing the delivery, must be safe (TSan checks the
+// hand-over) and each wait must still complete exactly once.
+BOOST_AUTO_TEST_CASE(an_idle_timer_is_destroyed_while_its_last_wait_is_delivered) {
+  asio::io_context io;
+  constexpr int iterations = 500;
+  std::vector<std::atomic<int>> calls(iterations);
+  int aborted_by_cancel = 0;
+  {
+    io_thread runner(io);
+    for (int i = 0; i < iterations; ++i) {
+      auto t = std::make_unique<timer>(io);
+      BOOST_TEST(t->expires_after(0ms) == 0u);  // idle: nothing to cancel
+      t->async_wait([&calls, i](const error_code&) { calls[i].fetch_add(1); });
+      // Spin until the delivering thread has it (cancel() then finds it
+      // idle), or cancel it first, at varying moments.
+      for (int spin = 0; spin < (i % 50) * 20; ++spin) std::this_thread::yield();
+      aborted_by_cancel += static_cast<int>(t->cancel());
+      t.reset();
+    }
+    BOOST_TEST(runner.drain());
+  }
+  int bad = 0;
+  for (auto& c : calls) bad += c.load() != 1 ? 1 : 0;
+  BOOST_TEST_MESSAGE("idle-destroy race: " << aborted_by_cancel << " of " << iterations << " cancelled first");
+  BOOST_TEST(bad == 0);
 }
 
 // ---- handler exceptions ------------------------------------------------------------------
