@@ -62,7 +62,9 @@ class cp_pool_runner {
  public:
   // Threads start on demand; start them now, as asio::thread_pool does, so
   // that no run pays for thread creation.
-  explicit cp_pool_runner(unsigned n) : pool_(n) { pool_.prestart_core_threads(); }
+  explicit cp_pool_runner(unsigned n, std::chrono::nanoseconds spin_limit = {}) : pool_(options(n, spin_limit)) {
+    pool_.prestart_core_threads();
+  }
   ~cp_pool_runner() { finish(); }
   chronopool::scheduled_thread_pool& context() { return pool_; }
   void finish() {
@@ -71,6 +73,13 @@ class cp_pool_runner {
   }
 
  private:
+  static chronopool::scheduled_thread_pool_options options(unsigned n, std::chrono::nanoseconds spin_limit) {
+    chronopool::scheduled_thread_pool_options o;
+    o.core_pool_size = n;
+    o.precision_spin_limit = spin_limit;
+    return o;
+  }
+
   chronopool::scheduled_thread_pool pool_;
   bool finished_ = false;
 };
@@ -114,6 +123,10 @@ auto with_variant(variant v, unsigned threads, F&& f) {
     case variant::asio_pool: {
       asio_pool_runner r(threads);
       return f.template operator()<boost::asio::steady_timer>(r);
+    }
+    case variant::cp_precise: {
+      cp_pool_runner r(threads, precise_spin_limit);
+      return f.template operator()<chronopool::steady_timer>(r);
     }
     case variant::cp_pool:
     default: {

@@ -33,7 +33,7 @@ void usage(std::FILE* out) {
              "  --only NAMES   run only these workloads (comma-separated)\n"
              "  --json FILE    write every repetition (and the fire lateness CDF) to FILE\n"
              "  --variants V   run only these variants (comma-separated: asio-io, cp-io, asio-pool,\n"
-             "                 cp-pool, cp-io-pool), e.g. to profile one side; ratios need both sides\n"
+             "                 cp-pool, cp-io-pool, cp-precise), e.g. to profile one side; ratios need both sides\n"
              "workloads:\n");
   for (const auto& w : bench::all_workloads()) fmt::print(out, "  {:9} {}\n", w.name, w.what);
 }
@@ -77,7 +77,7 @@ bench::options parse(int argc, char** argv) {
     } else if (a == "--variants") {
       std::stringstream names{std::string(value(i))};
       for (std::string n; std::getline(names, n, ',');) {
-        const auto& all = bench::all_variants;
+        const auto& all = bench::timing_variants;
         const auto it = std::find_if(all.begin(), all.end(), [&](bench::variant v) { return n == bench::name(v); });
         if (it == all.end()) throw std::invalid_argument("unknown variant '" + n + "'");
         o.variants.push_back(*it);

@@ -1,6 +1,7 @@
 // The benchmark's data model: variants, figures, runs and cases.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,7 +18,11 @@ enum class variant {
   cp_pool,    ///< chronopool on scheduled_thread_pool(T) (pool mode)
   cp_io_pool, ///< chronopool::steady_timer on the io_context of asio_io, its
               ///< waits kept by a one-thread scheduled_thread_pool (use_pool)
+  cp_precise, ///< cp_pool in precision mode (the leader spins before deadlines)
 };
+
+/// The spin limit of cp_precise.
+inline constexpr std::chrono::microseconds precise_spin_limit{200};
 
 inline const char* name(variant v) {
   switch (v) {
@@ -26,12 +31,13 @@ inline const char* name(variant v) {
     case variant::asio_pool: return "asio-pool";
     case variant::cp_pool: return "cp-pool";
     case variant::cp_io_pool: return "cp-io-pool";
+    case variant::cp_precise: return "cp-precise";
   }
   return "?";
 }
 
 inline bool is_chronopool(variant v) {
-  return v == variant::cp_io || v == variant::cp_pool || v == variant::cp_io_pool;
+  return v == variant::cp_io || v == variant::cp_pool || v == variant::cp_io_pool || v == variant::cp_precise;
 }
 
 /// The Asio set-up a chronopool variant is compared with: io_context with
@@ -40,7 +46,8 @@ inline variant peer_of(variant v) {
   switch (v) {
     case variant::cp_io:
     case variant::cp_io_pool: return variant::asio_io;
-    case variant::cp_pool: return variant::asio_pool;
+    case variant::cp_pool:
+    case variant::cp_precise: return variant::asio_pool;
     default: return v;
   }
 }
@@ -48,6 +55,9 @@ inline variant peer_of(variant v) {
 inline const std::vector<variant> all_variants{variant::asio_io, variant::cp_io, variant::asio_pool,
                                                variant::cp_pool, variant::cp_io_pool};
 inline const std::vector<variant> pool_variants{variant::asio_pool, variant::cp_pool};
+/// For the workloads that measure lateness: every variant and precision mode.
+inline const std::vector<variant> timing_variants{variant::asio_io,  variant::cp_io,      variant::asio_pool,
+                                                  variant::cp_pool, variant::cp_io_pool, variant::cp_precise};
 
 /// One number measured by one run. Lower is better unless marked otherwise.
 struct figure {

@@ -6,9 +6,26 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace chronopool::detail {
 namespace {
+
+/// One step of a busy wait: tells the core (and a hyperthread sibling) that
+/// this thread is only polling.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#else
+  std::this_thread::yield();
+#endif
+}
 
 // Tasks leave the queue as raw pointers while the lock is held; their
 // references are dropped only after it is released, because dropping the
@@ -77,7 +94,7 @@ bool delayed_work_queue::offer_now(task_ptr t) {
   t.detach();  // the lane owns the reference now
   // One taker per new task; a leader sleeping for a later heap head may be
   // the one woken, and takes this instead (the role passes on as usual).
-  available_.notify_one();
+  wake_one();
   return true;
 }
 
@@ -86,14 +103,14 @@ bool delayed_work_queue::offer_function(queued_function* f) noexcept {
   if (mode_ == mode::closed) return false;
   functions_.push_back(f);
   // Only a sleeping taker needs the signal; a busy one finds it on its way.
-  if (sleeping_ != 0) available_.notify_one();
+  if (sleeping_ != 0 || spinning_) wake_one();
   return true;
 }
 
 bool delayed_work_queue::withdraw_function(queued_function* f) noexcept {
   std::lock_guard lock(mutex_);
   if (!functions_.remove(f)) return false;
-  if (count() == 0) available_.notify_all();
+  if (count() == 0) wake_all();
   return true;
 }
 
@@ -101,7 +118,7 @@ function_list delayed_work_queue::drain_functions() noexcept {
   std::lock_guard lock(mutex_);
   function_list all;
   all.swap(functions_);
-  available_.notify_all();
+  wake_all();
   return all;
 }
 
@@ -131,7 +148,7 @@ delayed_work_queue::offer_status delayed_work_queue::offer_locked(task_ptr& t, s
     // A new head: the leader sleeps for a later deadline. Void its role and
     // wake one taker, which becomes leader for the new head.
     leader_ = nullptr;
-    available_.notify_one();
+    wake_one();
   }
   return offer_status::queued;
 }
@@ -163,19 +180,6 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   const char me = 0;  // this wait's identity for the leader role
   wait_result result{{}, wait_status::timeout};
 
-  // Waits until @p until (forever for the "never" sentinel); false on timeout.
-  auto sleep_until = [&](time_point until) {
-    ++sleeping_;
-    bool woken = true;
-    if (is_never(until)) {
-      available_.wait(lock);
-    } else {
-      woken = available_.wait_until(lock, until) == std::cv_status::no_timeout;
-    }
-    --sleeping_;
-    return woken;
-  };
-
   for (;;) {
     if (mode_ == mode::closed) {
       result.status = wait_status::closed;
@@ -188,7 +192,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
     if (wait_result r = take_locked(); r.status != wait_status::timeout) {
       result = std::move(r);
       // Draining takers return once the queue is empty; wake them to see it.
-      if (count() == 0 && mode_ == mode::draining) available_.notify_all();
+      if (count() == 0 && mode_ == mode::draining) wake_all();
       break;
     }
     const time_point now = clock::now();
@@ -198,7 +202,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
         break;
       }
       if (limit <= now) break;  // timeout
-      sleep_until(limit);
+      sleep_until(lock, limit);
       continue;
     }
     // Not due, and the ready lane is empty: wake for the heap's head or, with
@@ -206,20 +210,76 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
     const time_point head = wake_or_never();
     if (limit <= now) break;  // timeout
     if (leader_ != nullptr) {
-      sleep_until(limit);  // follower: untimed unless the caller has a limit
+      sleep_until(lock, limit);  // follower: untimed unless the caller has a limit
     } else {
       // Leader: the only thread sleeping for the head's deadline. A caller
       // whose own limit comes first sleeps until then and hands the role on
       // when it leaves.
       leader_ = &me;
-      sleep_until(std::min(head, limit));
+      const time_point until = std::min(head, limit);
+      if (spin_limit_ > duration::zero() && !is_never(until)) {
+        sleep_then_spin(lock, until);
+      } else {
+        sleep_until(lock, until);
+      }
       if (leader_ == &me) leader_ = nullptr;
     }
   }
 
   // Pass the leader role on: someone must sleep for the (new) head.
-  if (leader_ == nullptr && index_.wake_time()) available_.notify_one();
+  if (leader_ == nullptr && index_.wake_time()) available_.notify_one();  // sleepers only: a spinner is the leader
   return result;
+}
+
+bool delayed_work_queue::sleep_until(std::unique_lock<std::mutex>& lock, time_point until) {
+  ++sleeping_;
+  bool woken = true;
+  if (is_never(until)) {
+    available_.wait(lock);
+  } else {
+    woken = available_.wait_until(lock, until) == std::cv_status::no_timeout;
+  }
+  --sleeping_;
+  return woken;
+}
+
+void delayed_work_queue::set_precision_spin_limit(std::chrono::nanoseconds limit) noexcept {
+  std::lock_guard lock(mutex_);
+  spin_limit_ = std::max(limit, std::chrono::nanoseconds::zero());
+  // Until a wake-up has been measured, the whole limit: the first sleeps
+  // end early rather than late, and the window shrinks from there.
+  spin_window_ = spin_limit_;
+}
+
+void delayed_work_queue::sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until) {
+  const time_point sleep_to = until - spin_window_;  // until is a real deadline: no underflow
+  if (clock::now() < sleep_to) {
+    if (sleep_until(lock, sleep_to)) return;  // woken: something changed, look again
+    // How late the kernel woke us: the window becomes twice the worst recent
+    // lateness (decaying by 1/16 per sleep), so the next sleep ends before
+    // the deadline even when wake-ups are slow.
+    const duration late = clock::now() - sleep_to;
+    spin_window_ = std::clamp(std::max(2 * late, spin_window_ - spin_window_ / 16),
+                              duration(std::chrono::microseconds(1)), spin_limit_);
+  }
+  // Spin without the lock, so that submitters are not held up; wake_one()
+  // and wake_all() bump signals_ for whatever would have woken a sleeper.
+  spinning_ = true;
+  const std::uint64_t seen = signals_.load(std::memory_order_relaxed);
+  lock.unlock();
+  while (clock::now() < until && signals_.load(std::memory_order_relaxed) == seen) cpu_relax();
+  lock.lock();
+  spinning_ = false;
+}
+
+void delayed_work_queue::wake_one() noexcept {
+  if (spinning_) signals_.fetch_add(1, std::memory_order_relaxed);
+  available_.notify_one();
+}
+
+void delayed_work_queue::wake_all() noexcept {
+  if (spinning_) signals_.fetch_add(1, std::memory_order_relaxed);
+  available_.notify_all();
 }
 
 bool delayed_work_queue::remove(task_base& t) {
@@ -248,7 +308,7 @@ bool delayed_work_queue::remove(task_base& t, std::size_t& left) {
     // A removal that empties the queue changes what idle takers should do
     // (a draining one returns, a surplus pool thread may retire): wake them.
     left = count();
-    if (left == 0) available_.notify_all();
+    if (left == 0) wake_all();
   }
   intrusive_release(&t);  // outside the lock: may run the callable's destructor
   return true;
@@ -275,7 +335,7 @@ std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(con
     if (taken.empty()) return {};
     // The head may have changed to a later deadline: the leader re-checks.
     leader_ = nullptr;
-    available_.notify_all();
+    wake_all();
   }
   return adopt_sorted(std::move(taken));
 }
@@ -294,7 +354,7 @@ std::vector<task_ptr> delayed_work_queue::drain() {
     ready_popped_ += ready_.size();
     ready_.clear();
     ready_count_ = 0;
-    available_.notify_all();
+    wake_all();
   }
   return adopt_sorted(std::move(taken));
 }
@@ -306,7 +366,7 @@ task_ptr delayed_work_queue::pop_head() {
   task_base* const t = ready_first() ? pop_ready() : task_of(index_.pop_first());
   if (t == nullptr) return {};  // out of memory moving the tier: nothing taken
   task_ptr head(t, task_ptr::adopt);
-  if (count() == 0) available_.notify_all();
+  if (count() == 0) wake_all();
   return head;
 }
 
@@ -333,7 +393,7 @@ std::optional<time_point> delayed_work_queue::wake_deadline() const {
 void delayed_work_queue::set_mode(mode m) {
   std::lock_guard lock(mutex_);
   mode_ = std::max(mode_, m);  // modes only advance: a closed queue never reopens
-  available_.notify_all();
+  wake_all();
 }
 
 delayed_work_queue::mode delayed_work_queue::current_mode() const {
@@ -344,7 +404,7 @@ delayed_work_queue::mode delayed_work_queue::current_mode() const {
 void delayed_work_queue::interrupt_waiters() {
   std::lock_guard lock(mutex_);
   ++interrupt_epoch_;
-  available_.notify_all();
+  wake_all();
 }
 
 bool delayed_work_queue::check_invariants() const {
@@ -362,6 +422,11 @@ bool delayed_work_queue::check_invariants() const {
     if (e.deadline != e.node->deadline().time_since_epoch().count() || e.sequence != e.node->sequence()) return false;
   }
   return live == ready_count_;
+}
+
+bool delayed_work_queue::is_spinning() const {
+  std::lock_guard lock(mutex_);
+  return spinning_;
 }
 
 bool delayed_work_queue::has_leader() const {

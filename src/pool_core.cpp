@@ -56,6 +56,8 @@ scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
         fmt::format("chronopool: core_pool_size {} exceeds the maximum of 4096", o.core_pool_size));
   if (o.keep_alive <= std::chrono::nanoseconds::zero())
     throw std::invalid_argument("chronopool: keep_alive must be positive");
+  if (o.precision_spin_limit < std::chrono::nanoseconds::zero())
+    throw std::invalid_argument("chronopool: precision_spin_limit must not be negative");
   return o;
 }
 
@@ -88,7 +90,9 @@ pool_core::pool_core(scheduled_thread_pool_options options)
       rejection(options.rejection),
       options_(validated(std::move(options))),
       core_size_(options_.core_pool_size),
-      allow_core_timeout_(options_.allow_core_thread_timeout) {}
+      allow_core_timeout_(options_.allow_core_thread_timeout) {
+  queue_.set_precision_spin_limit(options_.precision_spin_limit);
+}
 
 pool_core::~pool_core() {
   // close() has joined or detached every thread; the list holds no joinable one.

@@ -130,7 +130,7 @@ std::vector<bench_case> periodic_cases(const options& o) {
   const std::chrono::milliseconds length = o.quick ? 500ms : 5000ms;
   const unsigned threads = o.threads;
   return {{"periodic", "K=" + with_commas(k) + " period=10ms for " + std::to_string(length.count()) + "ms",
-           all_variants, [=](variant v) {
+           timing_variants, [=](variant v) {
              return with_variant(v, threads,
                                  [&]<class Timer>(auto& r) { return periodic_once<Timer>(r, k, length); });
            }}};

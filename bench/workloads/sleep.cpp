@@ -88,7 +88,7 @@ std::vector<bench_case> sleep_cases(const options& o) {
   const std::size_t zero_loops = o.quick ? 5'000 : 200'000;
   const std::size_t long_loops = o.quick ? 50 : 1'000;
   const unsigned threads = o.threads;
-  return {{"sleep", "loops=" + with_commas(zero_loops) + "x0 + " + with_commas(long_loops) + "x1ms", all_variants,
+  return {{"sleep", "loops=" + with_commas(zero_loops) + "x0 + " + with_commas(long_loops) + "x1ms", timing_variants,
            [=](variant v) {
              return with_variant(v, threads, [&]<class Timer>(auto& r) {
                return sleep_run<Timer>(r, zero_loops, long_loops);

@@ -58,6 +58,16 @@ struct scheduled_thread_pool_options {
   std::chrono::nanoseconds keep_alive = std::chrono::milliseconds(10);
   bool allow_core_thread_timeout = false;
 
+  /// Precision mode, off when zero. The thread waiting for the next deadline
+  /// sleeps until just before it and spins the rest, so that work starts
+  /// within microseconds of its deadline rather than after the kernel's
+  /// wake-up latency (tens of microseconds, more on a busy or virtual
+  /// machine). The spin window follows the wake-up lateness the pool
+  /// measures (twice the worst recent one), never longer than this. The cost
+  /// is one core busy for up to that long before each deadline. Negative
+  /// values are rejected.
+  std::chrono::nanoseconds precision_spin_limit{0};
+
   // ---- hooks (all optional; called on pool threads unless noted) ----------
 
   /// Errors that no future will report: exceptions from execute()d work and

@@ -18,6 +18,10 @@
 //   timeout for the head's deadline; the others sleep untimed until the leader
 //   takes the head and passes the role on, or a new earlier head arrives.
 //   A queue with N idle workers therefore arms one kernel timer, not N.
+// * In precision mode the leader sleeps until a window before the head's
+//   deadline and spins the rest without the lock; whatever would have woken
+//   it (a new head, a due task, a function, close) ends the spin. The window
+//   follows the measured lateness of its timed sleeps.
 // * offer() never blocks and never fails for capacity; bounds are the pool's
 //   business.
 // * The queue holds one reference to each queued task.
@@ -29,6 +33,8 @@
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +72,10 @@ class delayed_work_queue {
   delayed_work_queue& operator=(const delayed_work_queue&) = delete;
   /// Releases the references of tasks still queued (without cancelling them).
   ~delayed_work_queue();
+
+  /// Precision mode with a spin window of at most @p limit (zero: off).
+  /// Before any taker waits.
+  void set_precision_spin_limit(std::chrono::nanoseconds limit) noexcept;
 
   /// Inserts @p t at its deadline. A task already cancelled is not inserted
   /// (returns false): re-arming a periodic task races with cancel(), and this
@@ -155,6 +165,8 @@ class delayed_work_queue {
 
   /// Testing aid: whether a thread currently holds the leader role.
   bool has_leader() const;
+  /// Testing aid: whether the leader is spinning (precision mode).
+  bool is_spinning() const;
 
  private:
   using entry = deadline_index::entry;
@@ -189,6 +201,16 @@ class delayed_work_queue {
   wait_result take_locked();
   /// index_.wake_time() as a comparable value; time_point::max() for none.
   time_point wake_or_never() const noexcept { return index_.wake_time().value_or(time_point::max()); }
+  /// Wakes one sleeping taker (notify_one) or all (notify_all), and ends a
+  /// precision spin, which no notification reaches. The lock held.
+  void wake_one() noexcept;
+  void wake_all() noexcept;
+  /// Sleeps on available_ until @p until (forever for "never"); false on
+  /// timeout.
+  bool sleep_until(std::unique_lock<std::mutex>& lock, time_point until);
+  /// The leader's wait for @p until in precision mode: sleep to a window
+  /// before it, then spin; returns early when woken.
+  void sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until);
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
@@ -202,6 +224,12 @@ class delayed_work_queue {
   const void* leader_ = nullptr;  // identity of the leader's wait, or null
   std::uint64_t interrupt_epoch_ = 0;
   mode mode_ = mode::open;
+  // Precision mode (spin_limit_ > 0). The window and the flag are guarded by
+  // mutex_; a spinning leader reads signals_ without it.
+  duration spin_limit_{0};
+  duration spin_window_{0};
+  bool spinning_ = false;
+  std::atomic<std::uint64_t> signals_{0};  // bumped by wake_*() while spinning_
 };
 
 }  // namespace chronopool::detail

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <future>
+#include <vector>
 
 using namespace std::chrono_literals;
 using pool_test::eventually;
@@ -119,6 +120,36 @@ BOOST_AUTO_TEST_CASE(constructor_rejects_bad_options) {
   o.core_pool_size = 1;
   o.keep_alive = 0ms;
   BOOST_CHECK_THROW(chronopool::scheduled_thread_pool{o}, std::invalid_argument);
+  o.keep_alive = 10ms;
+  o.precision_spin_limit = -1ns;
+  BOOST_CHECK_THROW(chronopool::scheduled_thread_pool{o}, std::invalid_argument);
+}
+
+// Precision mode changes how the leader waits, not what runs when: delays
+// are still never cut short, and every task runs once.
+BOOST_AUTO_TEST_CASE(precision_mode_runs_every_task_once_and_never_early) {
+  chronopool::scheduled_thread_pool_options o;
+  o.core_pool_size = 2;
+  o.precision_spin_limit = 500us;
+  chronopool::scheduled_thread_pool pool(o);
+  constexpr int n = 200;
+  std::vector<std::atomic<int>> runs(n);
+  std::atomic<int> early{0};
+  std::vector<chronopool::scheduled_future<void>> fs;
+  for (int i = 0; i < n; ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(100 * (i % 50));
+    fs.push_back(pool.schedule_at(deadline, [&runs, &early, i, deadline] {
+      if (std::chrono::steady_clock::now() < deadline) early.fetch_add(1);
+      runs[i].fetch_add(1);
+    }));
+  }
+  for (auto& f : fs) f.get();
+  pool.shutdown();
+  BOOST_TEST(pool.wait_for_termination(10s));
+  int wrong = 0;
+  for (auto& r : runs) wrong += r.load() != 1 ? 1 : 0;
+  BOOST_TEST(wrong == 0);
+  BOOST_TEST(early.load() == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

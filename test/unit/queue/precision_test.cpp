@@ -1,0 +1,148 @@
+// Precision mode of delayed_work_queue: the leader spins (without the lock)
+// for the last stretch before the head's deadline. What it must keep: never
+// hand a task out early, keep (deadline, sequence) order, and let everything
+// that would wake a sleeping leader (an earlier head, a due task, a posted
+// function, close, interrupt) end the spin.
+//
+// A spin limit far longer than any deadline here makes the leader spin at
+// once (the window starts at the limit), so the tests can observe the spin
+// with is_spinning() instead of guessing its timing.
+#include "queue_test_support.hpp"
+
+#include <chronopool/detail/queued_function.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <vector>
+
+namespace {
+
+using namespace queue_test;
+using mode = cpd::delayed_work_queue::mode;
+using wait_status = cpd::delayed_work_queue::wait_status;
+
+constexpr auto always_spin = std::chrono::seconds(3600);
+
+/// Runs one wait_for_task() on a thread of its own.
+std::future<cpd::delayed_work_queue::wait_result> take_async(cpd::delayed_work_queue& q) {
+  return std::async(std::launch::async, [&q] { return q.wait_for_task(time_point::max()); });
+}
+
+/// Waits for @p f, bounded; on a hang releases the taker and fails.
+cpd::delayed_work_queue::wait_result get_bounded(cpd::delayed_work_queue& q,
+                                                 std::future<cpd::delayed_work_queue::wait_result>& f) {
+  if (f.wait_for(hang_limit) != std::future_status::ready) {
+    BOOST_ERROR("taker still blocked after the hang limit");
+    q.interrupt_waiters();
+    q.set_mode(mode::closed);
+  }
+  return f.get();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(precision)
+
+BOOST_AUTO_TEST_CASE(tasks_come_in_order_and_never_early) {
+  cpd::delayed_work_queue q;
+  q.set_precision_spin_limit(std::chrono::milliseconds(2));
+  const time_point base = clock::now() + 5ms;
+  constexpr int n = 40;
+  std::vector<cpd::task_ptr> tasks;
+  // Offered in reverse, some sharing a deadline: order is (deadline, sequence).
+  for (int i = n - 1; i >= 0; --i) {
+    tasks.push_back(make_noop(base + std::chrono::microseconds(250 * (i / 2)), static_cast<std::uint64_t>(i)));
+    BOOST_TEST_REQUIRE(q.offer(tasks.back()));
+  }
+  std::vector<cpd::task_ptr> got;
+  std::vector<time_point> at;
+  auto f = std::async(std::launch::async, [&] {
+    for (int i = 0; i < n; ++i) {
+      got.push_back(q.take());
+      at.push_back(clock::now());
+    }
+  });
+  BOOST_TEST_REQUIRE((f.wait_for(hang_limit) == std::future_status::ready));
+  BOOST_TEST_REQUIRE(got.size() == static_cast<std::size_t>(n));
+  int early = 0, out_of_order = 0;
+  for (int i = 0; i < n; ++i) {
+    if (at[i] < got[i]->deadline()) ++early;
+    if (got[i]->sequence() != static_cast<std::uint64_t>(i)) ++out_of_order;
+  }
+  BOOST_TEST(early == 0);
+  BOOST_TEST(out_of_order == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_earlier_head_ends_the_spin) {
+  cpd::delayed_work_queue q;
+  q.set_precision_spin_limit(always_spin);
+  cpd::task_ptr far = make_noop(clock::now() + 1h, 0);
+  BOOST_TEST_REQUIRE(q.offer(far));
+  auto f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+
+  const time_point near_deadline = clock::now() + 10ms;
+  cpd::task_ptr near_task = make_noop(near_deadline, 1);
+  BOOST_TEST_REQUIRE(q.offer(near_task));
+  auto r = get_bounded(q, f);
+  const time_point at = clock::now();
+  BOOST_TEST(r.task.get() == near_task.get());
+  BOOST_TEST(ticks(at) >= ticks(near_deadline));
+  BOOST_TEST(q.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_due_task_and_a_function_end_the_spin) {
+  cpd::delayed_work_queue q;
+  q.set_precision_spin_limit(always_spin);
+  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
+
+  auto f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  cpd::task_ptr now_task = make_noop(clock::now(), 1);
+  BOOST_TEST_REQUIRE(q.offer_now(now_task));
+  BOOST_TEST(get_bounded(q, f).task.get() == now_task.get());
+
+  f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  std::atomic<int> ran{0};
+  auto* fn = cpd::make_queued_function([&ran] { ran.fetch_add(1); }, std::allocator<void>());
+  BOOST_TEST_REQUIRE(q.offer_function(fn));
+  auto r = get_bounded(q, f);
+  BOOST_TEST_REQUIRE((r.status == wait_status::function));
+  r.function->run();
+  BOOST_TEST(ran.load() == 1);
+  BOOST_TEST(q.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(close_and_interrupt_end_the_spin) {
+  cpd::delayed_work_queue q;
+  q.set_precision_spin_limit(always_spin);
+  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
+
+  auto f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  q.interrupt_waiters();
+  BOOST_TEST((get_bounded(q, f).status == wait_status::interrupted));
+
+  f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  q.set_mode(mode::closed);
+  BOOST_TEST((get_bounded(q, f).status == wait_status::closed));
+  BOOST_TEST(q.size() == 1u);  // nothing was lost
+}
+
+BOOST_AUTO_TEST_CASE(off_by_default_and_when_zero) {
+  cpd::delayed_work_queue q;
+  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
+  auto f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.has_leader(); }));
+  std::this_thread::sleep_for(20ms);
+  BOOST_TEST(!q.is_spinning());  // asleep, timed for the head
+  q.set_mode(mode::closed);
+  BOOST_TEST((get_bounded(q, f).status == wait_status::closed));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
