@@ -252,15 +252,17 @@ void delayed_work_queue::set_precision_spin_limit(std::chrono::nanoseconds limit
 }
 
 void delayed_work_queue::sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until) {
-  const time_point sleep_to = until - spin_window_;  // until is a real deadline: no underflow
+  // Saturating: a limit may be as long as the caller likes.
+  const time_point sleep_to =
+      spin_window_ >= until.time_since_epoch() ? time_point{} : until - spin_window_;
   if (clock::now() < sleep_to) {
     if (sleep_until(lock, sleep_to)) return;  // woken: something changed, look again
     // How late the kernel woke us: the window becomes twice the worst recent
     // lateness (decaying by 1/16 per sleep), so the next sleep ends before
     // the deadline even when wake-ups are slow.
     const duration late = clock::now() - sleep_to;
-    spin_window_ = std::clamp(std::max(2 * late, spin_window_ - spin_window_ / 16),
-                              duration(std::chrono::microseconds(1)), spin_limit_);
+    const duration floor = std::min(spin_limit_, duration(std::chrono::microseconds(1)));
+    spin_window_ = std::clamp(std::max(2 * late, spin_window_ - spin_window_ / 16), floor, spin_limit_);
   }
   // Spin without the lock, so that submitters are not held up; wake_one()
   // and wake_all() bump signals_ for whatever would have woken a sleeper.

@@ -42,6 +42,16 @@ cpd::delayed_work_queue::wait_result get_bounded(cpd::delayed_work_queue& q,
   return f.get();
 }
 
+/// Puts @p q in precision mode with a task due in an hour, then starts a
+/// taker and waits until it spins as leader for that far head.
+std::future<cpd::delayed_work_queue::wait_result> spinning_taker(cpd::delayed_work_queue& q) {
+  q.set_precision_spin_limit(always_spin);
+  if (q.empty()) BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
+  auto f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  return f;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(precision)
@@ -78,11 +88,7 @@ BOOST_AUTO_TEST_CASE(tasks_come_in_order_and_never_early) {
 
 BOOST_AUTO_TEST_CASE(an_earlier_head_ends_the_spin) {
   cpd::delayed_work_queue q;
-  q.set_precision_spin_limit(always_spin);
-  cpd::task_ptr far = make_noop(clock::now() + 1h, 0);
-  BOOST_TEST_REQUIRE(q.offer(far));
-  auto f = take_async(q);
-  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  auto f = spinning_taker(q);
 
   const time_point near_deadline = clock::now() + 10ms;
   cpd::task_ptr near_task = make_noop(near_deadline, 1);
@@ -96,17 +102,12 @@ BOOST_AUTO_TEST_CASE(an_earlier_head_ends_the_spin) {
 
 BOOST_AUTO_TEST_CASE(a_due_task_and_a_function_end_the_spin) {
   cpd::delayed_work_queue q;
-  q.set_precision_spin_limit(always_spin);
-  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
-
-  auto f = take_async(q);
-  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  auto f = spinning_taker(q);
   cpd::task_ptr now_task = make_noop(clock::now(), 1);
   BOOST_TEST_REQUIRE(q.offer_now(now_task));
   BOOST_TEST(get_bounded(q, f).task.get() == now_task.get());
 
-  f = take_async(q);
-  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  f = spinning_taker(q);
   std::atomic<int> ran{0};
   auto* fn = cpd::make_queued_function([&ran] { ran.fetch_add(1); }, std::allocator<void>());
   BOOST_TEST_REQUIRE(q.offer_function(fn));
@@ -119,16 +120,11 @@ BOOST_AUTO_TEST_CASE(a_due_task_and_a_function_end_the_spin) {
 
 BOOST_AUTO_TEST_CASE(close_and_interrupt_end_the_spin) {
   cpd::delayed_work_queue q;
-  q.set_precision_spin_limit(always_spin);
-  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
-
-  auto f = take_async(q);
-  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  auto f = spinning_taker(q);
   q.interrupt_waiters();
   BOOST_TEST((get_bounded(q, f).status == wait_status::interrupted));
 
-  f = take_async(q);
-  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  f = spinning_taker(q);
   q.set_mode(mode::closed);
   BOOST_TEST((get_bounded(q, f).status == wait_status::closed));
   BOOST_TEST(q.size() == 1u);  // nothing was lost
