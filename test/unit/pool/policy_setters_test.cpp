@@ -152,4 +152,17 @@ BOOST_AUTO_TEST_CASE(precision_mode_runs_every_task_once_and_never_early) {
   BOOST_TEST(early.load() == 0);
 }
 
+// Any limit is valid: the longest one spins for every deadline (UBSan checks
+// that no time arithmetic overflows on the way), the shortest one spins 1 ns.
+BOOST_AUTO_TEST_CASE(precision_mode_accepts_extreme_limits) {
+  for (const auto limit : {std::chrono::nanoseconds::max(), std::chrono::nanoseconds(1)}) {
+    chronopool::scheduled_thread_pool_options o;
+    o.precision_spin_limit = limit;
+    chronopool::scheduled_thread_pool pool(o);
+    const auto deadline = std::chrono::steady_clock::now() + 5ms;
+    auto f = pool.schedule_at(deadline, [] { return std::chrono::steady_clock::now(); });
+    BOOST_TEST((f.get() >= deadline));
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
