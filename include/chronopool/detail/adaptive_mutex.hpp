@@ -10,8 +10,11 @@
 
 #include <mutex>
 
+#if __has_include(<pthread.h>)
+#include <pthread.h>  // before the test below: it defines the initializer
+#endif
+
 #if defined(__GLIBC__) && defined(PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP)
-#include <pthread.h>
 #define CHRONOPOOL_ADAPTIVE_MUTEX 1
 #else
 #define CHRONOPOOL_ADAPTIVE_MUTEX 0
