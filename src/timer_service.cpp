@@ -51,6 +51,12 @@ void timer_service::use_pool(scheduled_thread_pool& pool) {
 
 bool timer_service::driven_by_pool() const noexcept { return pool_set_.load(); }
 
+void timer_service::set_poll_window(std::chrono::nanoseconds window) {
+  if (window < std::chrono::nanoseconds::zero() || window > std::chrono::milliseconds(1))
+    throw std::invalid_argument("chronopool::set_poll_window: the window must be between 0 and 1 ms");
+  for (const auto& shard : shards_) shard->set_poll_window(window);
+}
+
 std::size_t timer_service::pending_waits() const {
   std::size_t n = 0;
   for (const auto& shard : shards_) n += shard->pending();
@@ -78,6 +84,10 @@ void timer_service::learn_executor(const boost::asio::any_io_executor& ex) {
 
 void timer_service::shutdown() {
   for (const auto& shard : shards_) shard->shutdown();
+}
+
+void set_poll_window(boost::asio::execution_context& ctx, std::chrono::nanoseconds window) {
+  boost::asio::use_service<timer_service>(ctx).set_poll_window(window);
 }
 
 void use_pool(boost::asio::execution_context& ctx, scheduled_thread_pool& pool) {

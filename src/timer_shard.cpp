@@ -5,8 +5,10 @@
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/run_state.hpp>
 
+#include <boost/asio/defer.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace chronopool::detail {
@@ -18,6 +20,15 @@ namespace {
 // the same way): the thread that found them runs the first chunk, the rest
 // are posted in order.
 constexpr std::size_t share_grain = 16;
+
+// Native arms for deadlines nearer than this are timed to learn what arming
+// costs when the kernel has to reprogram its timer for it (cheap on bare
+// metal, ~10 us in some VMs, where every change of the earliest hardware
+// timer leaves the guest). Far arms cost little and tell nothing about it.
+constexpr auto near_arm_horizon = std::chrono::milliseconds(1);
+// The longest a deadline is polled for, whatever the measured cost: a
+// preempted arm must not turn into a long busy wait.
+constexpr auto max_poll_window = std::chrono::microseconds(50);
 
 // What a delivery function destroyed unrun hands back to the thread posting
 // it, so that a failed post can still deliver its waits (see post_list).
@@ -37,10 +48,15 @@ struct posting_scope {
 /// fired ones, or (batch) whatever the abort batch holds when it runs.
 class delivery {
  public:
-  delivery(std::shared_ptr<timer_shard> shard, wait_list list, bool batch) noexcept
-      : shard_(std::move(shard)), list_(std::move(list)), batch_(batch) {}
+  /// @p claimed: the fired waits of @p list were claimed already.
+  delivery(std::shared_ptr<timer_shard> shard, wait_list list, bool batch, bool claimed = false) noexcept
+      : shard_(std::move(shard)), list_(std::move(list)), batch_(batch), claimed_(claimed) {}
   delivery(delivery&& o) noexcept
-      : shard_(std::move(o.shard_)), list_(std::exchange(o.list_, {})), batch_(o.batch_), started_(o.started_) {}
+      : shard_(std::move(o.shard_)),
+        list_(std::exchange(o.list_, {})),
+        batch_(o.batch_),
+        claimed_(o.claimed_),
+        started_(o.started_) {}
   delivery& operator=(delivery&&) = delete;
 
   ~delivery() {
@@ -70,7 +86,7 @@ class delivery {
     started_ = true;
     if (batch_) {
       list_ = shard_->take_batch();
-    } else {
+    } else if (!claimed_) {
       shard_->claim(list_);  // a cancel that came meanwhile made some of them aborts
     }
     shard_->deliver(list_);
@@ -80,6 +96,7 @@ class delivery {
   std::shared_ptr<timer_shard> shard_;
   wait_list list_;
   bool batch_;
+  bool claimed_;
   bool started_ = false;
 };
 
@@ -102,6 +119,26 @@ void deliver_last_resort(wait_list& list) noexcept {
 struct native_wakeup {
   explicit native_wakeup(const boost::asio::any_io_executor& ex) : timer(ex) {}
   boost::asio::steady_timer timer;
+};
+
+/// Native mode's wake-up for a deadline nearer than arming the native timer
+/// would cost: a function on the context that re-checks the clock and puts
+/// itself back behind the context's other work (as a continuation, so it
+/// stays on the thread that runs it and wakes no other) until the deadline
+/// comes or a newer wake-up supersedes it. It does not take the shard's
+/// lock until then.
+struct native_poll {
+  timer_shard* shard;
+  std::uint64_t generation;
+  time_point due;
+
+  void operator()() const {
+    if (shard->generation_.load(std::memory_order_relaxed) == generation && clock::now() < due) {
+      shard->repost_poll(*this);
+      return;
+    }
+    shard->on_native_expiry(generation, false);
+  }
 };
 
 /// The pool wake-up: an internal one-shot task due at the shard's wake time.
@@ -200,6 +237,11 @@ void timer_shard::use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool
   std::lock_guard lock(mutex_);
   pool_ = std::move(pool);
   context_is_pool_ = context_is_pool;
+}
+
+void timer_shard::set_poll_window(duration window) {
+  std::lock_guard lock(mutex_);
+  poll_window_ = window;
 }
 
 bool timer_shard::driven_by_pool() const {
@@ -563,7 +605,7 @@ void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
       if (native_waiting_) native_->timer.cancel();
       native_waiting_ = false;
       armed_ = false;
-      ++generation_;  // a posted wake-up on its way finds nothing to do
+      generation_.fetch_add(1, std::memory_order_relaxed);  // a posted wake-up on its way finds nothing to do
       return;
     }
     if (armed_ && armed_at_ <= *wake) return;
@@ -575,17 +617,25 @@ void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
 }
 
 void timer_shard::arm_native_locked(time_point t) {
-  if (t <= clock::now()) {
+  const time_point now = clock::now();
+  if (t <= now) {
     // Due already (a zero sleep, an expiry in the past): a native timer would
     // cost a round trip through the kernel's timer; a posted function is a
     // push onto the context's queue. A native wait still pending goes stale.
     post_collect_locked(t);
     return;
   }
+  if (t - now <= std::max(duration(native_arm_cost_ns_), poll_window_)) {
+    // Sleeping would cost more than waiting: the arming thread would spend
+    // longer in the kernel than the deadline is away, and the wake-up's own
+    // latency would come on top. Polling spends at most what arming would.
+    poll_native_locked(t);
+    return;
+  }
   // Disarmed until the new wake-up is in place: if it throws, the previous
   // native wait is already cancelled (by expires_at) or stale (generation).
   armed_ = false;
-  const std::uint64_t generation = ++generation_;
+  const std::uint64_t generation = generation_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!native_) native_ = std::make_unique<native_wakeup>(*context_ex_);
   native_->timer.expires_at(t);  // cancels the previous native wait, if any
   native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
@@ -595,11 +645,32 @@ void timer_shard::arm_native_locked(time_point t) {
   native_waiting_ = true;
   armed_ = true;
   armed_at_ = t;
+  if (t - now <= near_arm_horizon) {
+    const auto cost = std::min<std::int64_t>((clock::now() - now).count(), duration(max_poll_window).count());
+    native_arm_cost_ns_ += (cost - native_arm_cost_ns_) / 8;
+  }
+}
+
+void timer_shard::poll_native_locked(time_point t) {
+  armed_ = false;  // until the post is in place (it may throw)
+  const std::uint64_t generation = generation_.fetch_add(1, std::memory_order_relaxed) + 1;
+  repost_poll(native_poll{this, generation, t});  // never runs here: only queued
+  armed_ = true;
+  armed_at_ = t;
+}
+
+void timer_shard::repost_poll(const native_poll& p) {
+  using io_executor = boost::asio::io_context::executor_type;
+  if (const auto* io = context_ex_->target<io_executor>()) {
+    boost::asio::defer(*io, p);
+  } else {
+    boost::asio::defer(*context_ex_, p);
+  }
 }
 
 void timer_shard::post_collect_locked(time_point t) {
   armed_ = false;  // until the post is in place (it may throw)
-  const std::uint64_t generation = ++generation_;
+  const std::uint64_t generation = generation_.fetch_add(1, std::memory_order_relaxed) + 1;
   // Posted, never run here: we hold the lock.
   complete_on(*context_ex_, [this, generation] { on_native_expiry(generation, false); }, false);
   armed_ = true;
@@ -608,20 +679,36 @@ void timer_shard::post_collect_locked(time_point t) {
 
 void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
   wait_list fired;
+  bool here_only = false;
   {
     after_unlock later(*this);
     std::lock_guard lock(mutex_);
-    if (generation != generation_ || shutting_down_) return;
+    if (generation != generation_.load(std::memory_order_relaxed) || shutting_down_) return;
     if (native) native_waiting_ = false;
     armed_ = false;
     collect_due_locked(fired);
     if (fired.empty()) {
       rewake_locked(later, true);  // early (a far bucket came near): wait on
+    } else if (fired.size() <= share_grain) {
+      // Few enough to deliver them all right here: claim them, let them go
+      // and re-arm in this one locked section (deliver_fired's order holds:
+      // nothing is posted before the re-arm). At a wake-up every few
+      // microseconds, the locks per wake-up are what the submitting threads
+      // wait for.
+      claim_locked(fired);
+      release_locked(fired.size(), later);
+      rewake_locked(later, true);
+      here_only = true;
     } else {
       ++in_flight_;  // deliver_fired re-arms
     }
   }
-  if (!fired.empty()) deliver_fired(std::move(fired), true);
+  if (here_only) {
+    delivery d(shared_from_this(), std::move(fired), false, true);
+    d();
+  } else if (!fired.empty()) {
+    deliver_fired(std::move(fired), true);
+  }
 }
 
 void timer_shard::on_wakeup(shard_wakeup& w) {
@@ -701,7 +788,7 @@ void timer_shard::shutdown() noexcept {
     native = std::move(native_);
     native_waiting_ = false;
     armed_ = false;
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_relaxed);
   }
   discard(dropped);  // Asio's rule: pending handlers are destroyed uncalled
   native.reset();

@@ -33,7 +33,9 @@ class scheduled_thread_pool;
 /// Which threads run what:
 /// - On any context but a pool (an io_context): the waits are driven on that
 ///   context's own threads: one native Asio timer is armed at the earliest
-///   deadline and re-armed only when it moves earlier; when it fires, the due
+///   deadline and re-armed only when it moves earlier (a deadline nearer than
+///   arming costs, or than set_poll_window, is polled for by a function on
+///   the context instead); when it fires, the due
 ///   waits are completed right there (a handler whose executor is that
 ///   context is called directly, with no hop); a burst of more than 16 is
 ///   shared with the context's other threads in chunks posted in order.
@@ -65,6 +67,17 @@ class timer_service : public boost::asio::execution_context::service {
   void use_pool(scheduled_thread_pool& pool);
   /// True when waits are driven by a scheduled_thread_pool's threads.
   bool driven_by_pool() const noexcept;
+  /// On a context not driven by a pool: a deadline nearer than @p window is
+  /// waited for by polling the clock from a function on the context's queue
+  /// (other handlers run in between) instead of arming the native timer.
+  /// Polling is always used for deadlines nearer than what arming the native
+  /// timer measurably costs the arming thread (the kernel reprograms its
+  /// timer: ~10 us in some VMs, far less on bare metal); a wider window buys
+  /// lower lateness with CPU time. 0 (the default) keeps only the measured
+  /// cost. While a deadline is polled for, the context always has a handler
+  /// ready, so io_context::poll() runs until that deadline (at most the
+  /// window). @p window must be in [0, 1 ms] (std::invalid_argument).
+  void set_poll_window(std::chrono::nanoseconds window);
   /// Waits started and not yet handed to their handlers, across all timers
   /// of the context.
   std::size_t pending_waits() const;
@@ -190,6 +203,9 @@ class timer_service : public boost::asio::execution_context::service {
   std::atomic<bool> any_timer_{false};
   std::atomic<bool> pool_set_{false};
 };
+
+/// timer_service::set_poll_window for @p ctx's chronopool timers.
+void set_poll_window(boost::asio::execution_context& ctx, std::chrono::nanoseconds window);
 
 /// Points @p ctx's chronopool timers at @p pool, so their time-keeping runs on
 /// the pool's threads. Call before the first timer of @p ctx exists.

@@ -5,7 +5,9 @@
 // Who wakes the shard when its first wait comes due:
 // - native: one Asio steady_timer on the context's own reactor, armed at the
 //   index's wake time and re-armed only when that moves earlier; it fires on
-//   a thread of the context, which completes the due waits right there;
+//   a thread of the context, which completes the due waits right there. A
+//   wake time nearer than arming the timer costs (measured) or than the poll
+//   window is polled for by a function deferred on the context instead;
 // - pool: a small internal task in a scheduled_thread_pool's queue, due at
 //   the wake time and replaced by an earlier one when the wake time moves
 //   earlier; a pool worker runs it. When the context is the pool itself the
@@ -44,6 +46,7 @@ namespace chronopool::detail {
 class pool_core;
 class shard_wakeup;
 struct native_wakeup;
+struct native_poll;
 struct after_unlock;
 
 /// A list of waits in delivery order (linked through wait_op_base::link).
@@ -62,6 +65,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void set_context_executor(const boost::asio::any_io_executor& ex);
   /// Drive this shard's waits by @p pool's threads instead of a native timer.
   void use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool);
+  /// Native mode: poll for deadlines nearer than @p window (or than what
+  /// arming the native timer costs, when that is more).
+  void set_poll_window(duration window);
   bool driven_by_pool() const;
 
   enum class start_result : std::uint8_t {
@@ -121,6 +127,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
  private:
   friend struct after_unlock;
   friend struct native_wakeup;
+  friend struct native_poll;
 
   /// Locks @p t's home shard (it may move until then) into @p lock.
   static timer_shard& lock_home(timer_impl& t, std::unique_lock<adaptive_mutex>& lock);
@@ -149,6 +156,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Posts a function to the context that collects the waits due at @p t
   /// (already due): the wake-up of a zero sleep, in either mode.
   void post_collect_locked(time_point t);
+  /// Native mode, @p t nearer than arming the native timer costs: a function
+  /// on the context polls the clock until @p t, then collects.
+  void poll_native_locked(time_point t);
+  /// Queues @p p on the context behind its other work, as a continuation.
+  void repost_poll(const native_poll& p);
   /// The wake-up came: the native timer's (@p native) or a posted one.
   void on_native_expiry(std::uint64_t generation, bool native);
   /// Delivers a batch of fired waits: on this thread when it is one of the
@@ -176,7 +188,16 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool native_waiting_ = false;  // the native timer may have a wait pending
   bool armed_ = false;           // a wake-up (native or posted) is on its way, for armed_at_
   time_point armed_at_{};
-  std::uint64_t generation_ = 0;  // tells stale native expiries from the current one
+  // What arming the native timer for a near deadline costs the arming thread
+  // (a moving average, ns): a deadline nearer than that is polled for.
+  std::int64_t native_arm_cost_ns_ = 0;
+  duration poll_window_{0};  // set_poll_window()
+  // Tells stale native expiries from the current one. Changed under the
+  // lock; atomic so that a polling function checks it without the lock, on
+  // a cache line of its own: the poll reads it in a loop while submitting
+  // threads write the fields around it.
+  alignas(64) std::atomic<std::uint64_t> generation_{0};
+  char generation_line_end_[64 - sizeof(std::atomic<std::uint64_t>)];
 
   // Pool driving.
   std::shared_ptr<pool_core> pool_;

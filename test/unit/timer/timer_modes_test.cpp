@@ -24,6 +24,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -812,6 +813,121 @@ BOOST_AUTO_TEST_CASE(a_burst_of_due_waits_is_shared_by_the_io_threads) {
   second.join();
   BOOST_TEST(std::count(calls.begin(), calls.end(), 1) == static_cast<long>(n));
   BOOST_TEST(threads.size() == 2u);
+}
+
+// ---- native mode: deadlines nearer than the poll window are polled for ----------
+
+BOOST_AUTO_TEST_CASE(a_poll_window_outside_zero_to_one_millisecond_is_rejected) {
+  asio::io_context io;
+  BOOST_CHECK_THROW(chronopool::set_poll_window(io, -1ns), std::invalid_argument);
+  BOOST_CHECK_THROW(chronopool::set_poll_window(io, 1ms + 1ns), std::invalid_argument);
+  BOOST_CHECK_NO_THROW(chronopool::set_poll_window(io, 0ns));
+  BOOST_CHECK_NO_THROW(chronopool::set_poll_window(io, 1ms));
+}
+
+BOOST_AUTO_TEST_CASE(polled_waits_fire_in_deadline_order_never_early_and_run_returns) {
+  // Every deadline here is nearer than the 1 ms window when it is armed, so
+  // none goes through the native timer. Equal deadlines keep their start
+  // order; a wait started from a handler (on the io thread) is polled too.
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  const auto start = steady::now();
+  const std::vector<std::chrono::microseconds> offsets{600us, 200us, 900us, 200us, 50us};
+  std::vector<std::unique_ptr<timer>> timers;
+  std::vector<std::pair<steady::time_point, std::size_t>> completed;  // (expiry, id), in completion order
+  int early = 0, failures = 0;
+  const auto on_complete = [&](std::size_t id, const timer& t, const error_code& ec) {
+    if (ec) ++failures;
+    if (steady::now() < t.expiry()) ++early;
+    completed.emplace_back(t.expiry(), id);
+  };
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    auto& t = timers.emplace_back(std::make_unique<timer>(io, start + offsets[i]));
+    t->async_wait([&, i](const error_code& ec) { on_complete(i, *timers[i], ec); });
+  }
+  timer rearmed(io);
+  asio::post(io, [&] {
+    rearmed.expires_after(300us);
+    rearmed.async_wait([&](const error_code& ec) { on_complete(99, rearmed, ec); });
+  });
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(failures == 0);
+  BOOST_TEST(early == 0);
+  BOOST_REQUIRE(completed.size() == offsets.size() + 1);
+  int out_of_order = 0;
+  for (std::size_t k = 1; k < completed.size(); ++k)
+    if (completed[k].first < completed[k - 1].first) ++out_of_order;
+  BOOST_TEST(out_of_order == 0);
+  // The two waits due at +200 us complete in the order they started.
+  const auto pos = [&](std::size_t id) {
+    return std::find_if(completed.begin(), completed.end(), [&](const auto& c) { return c.second == id; }) -
+           completed.begin();
+  };
+  BOOST_TEST(pos(1) + 1 == pos(3));
+}
+
+BOOST_AUTO_TEST_CASE(a_polled_wait_cancelled_completes_aborted_and_the_poll_ends) {
+  // A poll whose wait was cancelled must end (run() returns once the
+  // aborted handler ran), and one superseded by an earlier deadline must
+  // still complete the later wait after the earlier one.
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  timer t(io, steady::now() + 900us);
+  sync_outcome first;
+  t.async_wait(first.handler());
+  asio::post(io, [&] { BOOST_TEST(t.cancel() == 1u); });
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(first.calls() == 1);
+  BOOST_TEST(first.ec() == asio::error::operation_aborted);
+
+  // Superseded by an earlier deadline: both complete, the earlier first.
+  io.restart();
+  timer late(io, steady::now() + 900us), soon(io, steady::now() + 100us);
+  std::vector<int> order;
+  late.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 2); });
+  soon.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 1); });
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(order == (std::vector<int>{1, 2}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(polled_waits_on_two_io_threads_each_complete_once) {
+  // Deadlines within a few windows of each other, started from outside and
+  // re-armed from the io threads: each wait completes exactly once, never
+  // before its expiry, with the polls of both threads' shards running.
+  constexpr std::size_t n = 2000;
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  std::mt19937 rng(20261124);
+  std::uniform_int_distribution<int> offset_us(0, 3000);
+  std::vector<std::unique_ptr<timer>> timers;
+  std::vector<std::atomic<int>> calls(n);
+  std::atomic<int> early{0}, failures{0};
+  const auto start = steady::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& t = timers.emplace_back(std::make_unique<timer>(io, start + std::chrono::microseconds(offset_us(rng))));
+    t->async_wait([&, i](const error_code& ec) {
+      if (ec) ++failures;
+      if (steady::now() < timers[i]->expiry()) ++early;
+      if (calls[i].fetch_add(1) == 0 && i % 2 == 0) {
+        // Re-armed once from the io thread, a little later.
+        timers[i]->expires_after(std::chrono::microseconds(i * 7919 % 750 + 1));
+        timers[i]->async_wait([&, i](const error_code& e) {
+          if (e) ++failures;
+          if (steady::now() < timers[i]->expiry()) ++early;
+          calls[i].fetch_add(1);
+        });
+      }
+    });
+  }
+  std::thread second([&] { io.run(); });
+  io.run();
+  second.join();
+  BOOST_TEST(failures.load() == 0);
+  BOOST_TEST(early.load() == 0);
+  int wrong = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (calls[i].load() != (i % 2 == 0 ? 2 : 1)) ++wrong;
+  BOOST_TEST(wrong == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
