@@ -124,6 +124,11 @@ auto with_variant(variant v, unsigned threads, F&& f) {
       asio_pool_runner r(threads);
       return f.template operator()<boost::asio::steady_timer>(r);
     }
+    case variant::cp_io_precise: {
+      io_runner r(threads);
+      chronopool::set_poll_window(r.context(), precise_spin_limit);
+      return f.template operator()<chronopool::steady_timer>(r);
+    }
     case variant::cp_precise: {
       cp_pool_runner r(threads, precise_spin_limit);
       return f.template operator()<chronopool::steady_timer>(r);

@@ -33,7 +33,8 @@ void usage(std::FILE* out) {
              "  --only NAMES   run only these workloads (comma-separated)\n"
              "  --json FILE    write every repetition (and the fire lateness CDF) to FILE\n"
              "  --variants V   run only these variants (comma-separated: asio-io, cp-io, asio-pool,\n"
-             "                 cp-pool, cp-io-pool, cp-precise), e.g. to profile one side; ratios need both sides\n"
+             "                 cp-pool, cp-io-pool, cp-precise, cp-io-precise), e.g. to profile one side;\n"
+             "                 ratios need both sides\n"
              "workloads:\n");
   for (const auto& w : bench::all_workloads()) fmt::print(out, "  {:9} {}\n", w.name, w.what);
 }

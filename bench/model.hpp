@@ -19,9 +19,10 @@ enum class variant {
   cp_io_pool, ///< chronopool::steady_timer on the io_context of asio_io, its
               ///< waits kept by a one-thread scheduled_thread_pool (use_pool)
   cp_precise, ///< cp_pool in precision mode (the leader spins before deadlines)
+  cp_io_precise, ///< cp_io in precision mode (set_poll_window: wake early, poll the rest)
 };
 
-/// The spin limit of cp_precise.
+/// The spin limit of cp_precise and the poll window of cp_io_precise.
 inline constexpr std::chrono::microseconds precise_spin_limit{200};
 
 inline const char* name(variant v) {
@@ -32,12 +33,14 @@ inline const char* name(variant v) {
     case variant::cp_pool: return "cp-pool";
     case variant::cp_io_pool: return "cp-io-pool";
     case variant::cp_precise: return "cp-precise";
+    case variant::cp_io_precise: return "cp-io-precise";
   }
   return "?";
 }
 
 inline bool is_chronopool(variant v) {
-  return v == variant::cp_io || v == variant::cp_pool || v == variant::cp_io_pool || v == variant::cp_precise;
+  return v == variant::cp_io || v == variant::cp_pool || v == variant::cp_io_pool || v == variant::cp_precise ||
+         v == variant::cp_io_precise;
 }
 
 /// The Asio set-up a chronopool variant is compared with: io_context with
@@ -45,7 +48,8 @@ inline bool is_chronopool(variant v) {
 inline variant peer_of(variant v) {
   switch (v) {
     case variant::cp_io:
-    case variant::cp_io_pool: return variant::asio_io;
+    case variant::cp_io_pool:
+    case variant::cp_io_precise: return variant::asio_io;
     case variant::cp_pool:
     case variant::cp_precise: return variant::asio_pool;
     default: return v;
@@ -56,8 +60,10 @@ inline const std::vector<variant> all_variants{variant::asio_io, variant::cp_io,
                                                variant::cp_pool, variant::cp_io_pool};
 inline const std::vector<variant> pool_variants{variant::asio_pool, variant::cp_pool};
 /// For the workloads that measure lateness: every variant and precision mode.
-inline const std::vector<variant> timing_variants{variant::asio_io,  variant::cp_io,      variant::asio_pool,
-                                                  variant::cp_pool, variant::cp_io_pool, variant::cp_precise};
+inline const std::vector<variant> timing_variants{variant::asio_io,    variant::cp_io,
+                                                  variant::asio_pool,  variant::cp_pool,
+                                                  variant::cp_io_pool, variant::cp_precise,
+                                                  variant::cp_io_precise};
 
 /// One number measured by one run. Lower is better unless marked otherwise.
 struct figure {

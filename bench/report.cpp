@@ -69,10 +69,11 @@ void print_header(std::FILE* out, const run_context& ctx, const options& o) {
              "chronopool::steady_timer there; asio-pool = Asio's timer on asio::thread_pool(T); cp-pool = "
              "chronopool on scheduled_thread_pool(T); cp-io-pool = chronopool::steady_timer on the io_context, its "
              "waits kept by a one-thread scheduled_thread_pool (use_pool); cp-precise = cp-pool in precision mode "
-             "(precision_spin_limit {} us; fire, periodic and sleep only). Lower is better except where marked "
-             "(higher). ratio = median over repetitions of chronopool / the Asio peer (io and io-pool vs io, pool "
-             "and precise vs pool).\n",
-             bench::precise_spin_limit.count());
+             "(precision_spin_limit {} us), cp-io-precise = cp-io in precision mode (set_poll_window {} us), both in "
+             "fire, periodic and sleep only. Lower is better except where marked (higher). ratio = median over "
+             "repetitions of chronopool / the Asio peer (io, io-pool and io-precise vs io, pool and precise vs "
+             "pool).\n",
+             bench::precise_spin_limit.count(), bench::precise_spin_limit.count());
   std::fflush(out);
 }
 

@@ -67,14 +67,14 @@ class timer_service : public boost::asio::execution_context::service {
   void use_pool(scheduled_thread_pool& pool);
   /// True when waits are driven by a scheduled_thread_pool's threads.
   bool driven_by_pool() const noexcept;
-  /// On a context not driven by a pool: a deadline nearer than @p window is
-  /// waited for by polling the clock from a function on the context's queue
-  /// (other handlers run in between) instead of arming the native timer.
-  /// Polling is always used for deadlines nearer than what arming the native
-  /// timer measurably costs the arming thread (the kernel reprograms its
-  /// timer: ~10 us in some VMs, far less on bare metal); a wider window buys
-  /// lower lateness with CPU time. 0 (the default) keeps only the measured
-  /// cost. While a deadline is polled for, the context always has a handler
+  /// Precision for a context not driven by a pool: the native timer wakes a
+  /// thread @p window before each deadline, and the rest is waited for by
+  /// polling the clock from a function on the context's queue (other
+  /// handlers run in between), so the kernel's wake-up latency is spent
+  /// before the deadline. Costs up to @p window of a thread's time per
+  /// wake-up. Without it (0, the default) only deadlines nearer than what
+  /// arming the native timer measurably costs are polled for (the kernel
+  /// reprograms its timer: ~10 us in some VMs, far less on bare metal). While a deadline is polled for, the context always has a handler
   /// ready, so io_context::poll() runs until that deadline (at most the
   /// window). @p window must be in [0, 1 ms] (std::invalid_argument).
   void set_poll_window(std::chrono::nanoseconds window);

@@ -866,6 +866,29 @@ BOOST_AUTO_TEST_CASE(polled_waits_fire_in_deadline_order_never_early_and_run_ret
   BOOST_TEST(pos(1) + 1 == pos(3));
 }
 
+BOOST_AUTO_TEST_CASE(with_a_poll_window_a_far_wait_wakes_early_and_polls_the_rest) {
+  // The native timer is armed a window before each deadline; its expiry
+  // finds nothing due and re-arms, which polls. Nothing completes early and
+  // every wait completes once, whether it was far or near when it started.
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  const auto start = steady::now();
+  std::vector<std::unique_ptr<timer>> timers;
+  int early = 0, failures = 0, calls = 0;
+  for (const auto offset : {30ms, 5ms, 12ms, 3ms}) {
+    auto& t = timers.emplace_back(std::make_unique<timer>(io, start + offset));
+    t->async_wait([&, &self = *t](const error_code& ec) {
+      if (ec) ++failures;
+      if (steady::now() < self.expiry()) ++early;
+      ++calls;
+    });
+  }
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(calls == 4);
+  BOOST_TEST(failures == 0);
+  BOOST_TEST(early == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_polled_wait_cancelled_completes_aborted_and_the_poll_ends) {
   // A poll whose wait was cancelled must end (run() returns once the
   // aborted handler ran), and one superseded by an earlier deadline must
