@@ -74,9 +74,11 @@ class timer_service : public boost::asio::execution_context::service {
   /// before the deadline. Costs up to @p window of a thread's time per
   /// wake-up. Without it (0, the default) only deadlines nearer than what
   /// arming the native timer measurably costs are polled for (the kernel
-  /// reprograms its timer: ~10 us in some VMs, far less on bare metal). While a deadline is polled for, the context always has a handler
+  /// reprograms its timer: ~10 us in some VMs, far less on bare metal).
+  /// While a deadline is polled for, the context always has a handler
   /// ready, so io_context::poll() runs until that deadline (at most the
-  /// window). @p window must be in [0, 1 ms] (std::invalid_argument).
+  /// window). Applies to waits armed after the call. @p window must be in
+  /// [0, 1 ms] (std::invalid_argument).
   void set_poll_window(std::chrono::nanoseconds window);
   /// Waits started and not yet handed to their handlers, across all timers
   /// of the context.

@@ -889,6 +889,20 @@ BOOST_AUTO_TEST_CASE(with_a_poll_window_a_far_wait_wakes_early_and_polls_the_res
   BOOST_TEST(early == 0);
 }
 
+BOOST_AUTO_TEST_CASE(io_context_poll_runs_until_a_polled_deadline) {
+  // As documented: while a deadline is polled for, the context always has a
+  // handler ready, so poll() does not return before the wait completed.
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  timer t(io, steady::now() + 500us);
+  sync_outcome done;
+  t.async_wait(done.handler());
+  io.poll();
+  BOOST_TEST(done.calls() == 1);
+  BOOST_TEST(!done.ec());
+  BOOST_TEST((done.at() >= t.expiry()));
+}
+
 BOOST_AUTO_TEST_CASE(a_polled_wait_cancelled_completes_aborted_and_the_poll_ends) {
   // A poll whose wait was cancelled must end (run() returns once the
   // aborted handler ran), and one superseded by an earlier deadline must
