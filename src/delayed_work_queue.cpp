@@ -3,6 +3,8 @@
 // leader/follower wait. See detail/delayed_work_queue.hpp.
 #include <chronopool/detail/delayed_work_queue.hpp>
 
+#include <chronopool/detail/kernel_timer_cost.hpp>
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -40,7 +42,8 @@ std::vector<task_ptr> adopt_sorted(std::vector<index_node*> raw) {
 
 }  // namespace
 
-delayed_work_queue::delayed_work_queue(unsigned near_window_log2) : index_(near_window_log2) {}
+delayed_work_queue::delayed_work_queue(unsigned near_window_log2)
+    : index_(near_window_log2), near_spin_(near_kernel_timer_cost()) {}
 
 delayed_work_queue::~delayed_work_queue() {
   index_.for_each([](index_node& n) {
@@ -219,6 +222,8 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       const time_point until = std::min(head, limit);
       if (spin_limit_ > duration::zero() && !is_never(until)) {
         sleep_then_spin(lock, until);
+      } else if (until - now <= near_spin_) {
+        spin_until(lock, until);  // sleeping would cost more than waiting
       } else {
         sleep_until(lock, until);
       }
@@ -264,6 +269,15 @@ void delayed_work_queue::sleep_then_spin(std::unique_lock<std::mutex>& lock, tim
     const duration floor = std::min(spin_limit_, duration(std::chrono::microseconds(1)));
     spin_window_ = std::clamp(std::max(2 * late, spin_window_ - spin_window_ / 16), floor, spin_limit_);
   }
+  spin_until(lock, until);
+}
+
+void delayed_work_queue::set_near_spin(std::chrono::nanoseconds d) noexcept {
+  std::lock_guard lock(mutex_);
+  near_spin_ = std::max(d, std::chrono::nanoseconds::zero());
+}
+
+void delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_point until) {
   // Spin without the lock, so that submitters are not held up; wake_one()
   // and wake_all() bump signals_ for whatever would have woken a sleeper.
   spinning_ = true;

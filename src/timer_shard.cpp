@@ -694,29 +694,38 @@ void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
     if (fired.empty()) {
       rewake_locked(later, true);  // early (a far bucket came near): wait on
     } else if (fired.size() <= share_grain) {
-      // Few enough to deliver them all right here: claim them, let them go
-      // and re-arm in this one locked section (deliver_fired's order holds:
-      // nothing is posted before the re-arm). At a wake-up every few
-      // microseconds, the locks per wake-up are what the submitting threads
-      // wait for.
-      claim_locked(fired);
-      release_locked(fired.size(), later);
-      rewake_locked(later, true);
+      settle_here_locked(fired, later);
       here_only = true;
     } else {
       ++in_flight_;  // deliver_fired re-arms
     }
   }
   if (here_only) {
-    delivery d(shared_from_this(), std::move(fired), false, true);
-    d();
+    deliver_settled(std::move(fired));
   } else if (!fired.empty()) {
     deliver_fired(std::move(fired), true);
   }
 }
 
+void timer_shard::settle_here_locked(wait_list& fired, after_unlock& later) noexcept {
+  // Few enough to deliver them all on this thread: claim them, let them go
+  // and re-arm in the caller's one locked section (deliver_fired's order
+  // holds: nothing is posted before the re-arm). At a wake-up every few
+  // microseconds, the locks per wake-up are what the submitting threads
+  // wait for.
+  claim_locked(fired);
+  release_locked(fired.size(), later);
+  rewake_locked(later, true);
+}
+
+void timer_shard::deliver_settled(wait_list fired) {
+  delivery d(shared_from_this(), std::move(fired), false, true);
+  d();
+}
+
 void timer_shard::on_wakeup(shard_wakeup& w) {
   wait_list fired;
+  bool here_only = false;
   task_ptr self;  // released after the lock: it may be the last reference but ours
   {
     after_unlock later(*this);
@@ -727,13 +736,20 @@ void timer_shard::on_wakeup(shard_wakeup& w) {
       collect_due_locked(fired);
       if (fired.empty()) {
         rewake_locked(later, true);
+      } else if (context_is_pool_ && fired.size() <= share_grain) {
+        settle_here_locked(fired, later);  // a worker of the context: all delivered here
+        here_only = true;
       } else {
         ++in_flight_;  // deliver_fired re-arms
       }
     }
     later.run_best_effort();
   }
-  if (!fired.empty()) deliver_fired(std::move(fired), context_is_pool_);
+  if (here_only) {
+    deliver_settled(std::move(fired));
+  } else if (!fired.empty()) {
+    deliver_fired(std::move(fired), context_is_pool_);
+  }
 }
 
 void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexcept {

@@ -18,6 +18,10 @@
 //   timeout for the head's deadline; the others sleep untimed until the leader
 //   takes the head and passes the role on, or a new earlier head arrives.
 //   A queue with N idle workers therefore arms one kernel timer, not N.
+// * The leader does not sleep for a head nearer than arming the kernel's
+//   timer costs (near_kernel_timer_cost(): ~10 us in some VMs): it spins
+//   for it without the lock instead, which spends no more CPU than the
+//   timed sleep would have and adds no wake-up latency.
 // * In precision mode the leader sleeps until a window before the head's
 //   deadline and spins the rest without the lock; whatever would have woken
 //   it (a new head, a due task, a function, close) ends the spin. The window
@@ -76,6 +80,9 @@ class delayed_work_queue {
   /// Precision mode with a spin window of at most @p limit (zero: off).
   /// Before any taker waits.
   void set_precision_spin_limit(std::chrono::nanoseconds limit) noexcept;
+  /// Testing aid: the leader spins instead of sleeping for a head nearer
+  /// than @p d (default: near_kernel_timer_cost()). Before any taker waits.
+  void set_near_spin(std::chrono::nanoseconds d) noexcept;
 
   /// Inserts @p t at its deadline. A task already cancelled is not inserted
   /// (returns false): re-arming a periodic task races with cancel(), and this
@@ -165,7 +172,7 @@ class delayed_work_queue {
 
   /// Testing aid: whether a thread currently holds the leader role.
   bool has_leader() const;
-  /// Testing aid: whether the leader is spinning (precision mode).
+  /// Testing aid: whether the leader is spinning (precision mode, or a near head).
   bool is_spinning() const;
 
  private:
@@ -211,6 +218,9 @@ class delayed_work_queue {
   /// The leader's wait for @p until in precision mode: sleep to a window
   /// before it, then spin; returns early when woken.
   void sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until);
+  /// Spins until @p until without the lock; returns early when whatever
+  /// would have woken a sleeper happens.
+  void spin_until(std::unique_lock<std::mutex>& lock, time_point until);
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
@@ -228,6 +238,7 @@ class delayed_work_queue {
   // mutex_; a spinning leader reads signals_ without it.
   duration spin_limit_{0};
   duration spin_window_{0};
+  duration near_spin_;  // a head nearer than this is spun for, in any mode
   bool spinning_ = false;
   std::atomic<std::uint64_t> signals_{0};  // bumped by wake_*() while spinning_
 };

@@ -167,6 +167,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// context's (the first chunk; the rest posted so other threads share it),
   /// or all posted to the context.
   void deliver_fired(wait_list fired, bool on_context_thread);
+  /// For a thread of the context holding 16 fired waits or fewer: claims
+  /// them, lets the shard go of them and re-arms, under the caller's lock.
+  void settle_here_locked(wait_list& fired, after_unlock& later) noexcept;
+  /// Delivers waits settled by settle_here_locked() on this thread.
+  void deliver_settled(wait_list fired);
   void post_abort_drain() noexcept;
 
   boost::asio::execution_context& context_;

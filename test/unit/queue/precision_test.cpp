@@ -6,9 +6,11 @@
 //
 // A spin limit far longer than any deadline here makes the leader spin at
 // once (the window starts at the limit), so the tests can observe the spin
-// with is_spinning() instead of guessing its timing.
+// with is_spinning() instead of guessing its timing. Outside precision mode
+// the leader spins only for a head nearer than a kernel timer costs to arm.
 #include "queue_test_support.hpp"
 
+#include <chronopool/detail/kernel_timer_cost.hpp>
 #include <chronopool/detail/queued_function.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -128,6 +130,38 @@ BOOST_AUTO_TEST_CASE(close_and_interrupt_end_the_spin) {
   q.set_mode(mode::closed);
   BOOST_TEST((get_bounded(q, f).status == wait_status::closed));
   BOOST_TEST(q.size() == 1u);  // nothing was lost
+}
+
+BOOST_AUTO_TEST_CASE(a_head_nearer_than_a_kernel_timer_costs_is_spun_for_without_precision_mode) {
+  // Not in precision mode: the leader spins only because the head is nearer
+  // than the near-spin threshold (made an hour here, so the test sees it).
+  cpd::delayed_work_queue q;
+  q.set_near_spin(1h + 1min);
+  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
+  auto f = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  // Whatever would have woken a sleeper ends the spin: here a due task.
+  cpd::task_ptr now_task = make_noop(clock::now(), 1);
+  BOOST_TEST_REQUIRE(q.offer_now(now_task));
+  BOOST_TEST(get_bounded(q, f).task.get() == now_task.get());
+
+  // A near head is taken at its deadline, not before.
+  q.set_near_spin(1s);
+  const time_point deadline = clock::now() + 20ms;
+  cpd::task_ptr near_task = make_noop(deadline, 2);
+  BOOST_TEST_REQUIRE(q.offer(near_task));
+  f = take_async(q);
+  auto r = get_bounded(q, f);
+  BOOST_TEST(r.task.get() == near_task.get());
+  BOOST_TEST(ticks(clock::now()) >= ticks(deadline));
+  BOOST_TEST(q.size() == 1u);  // the far one is still there
+}
+
+BOOST_AUTO_TEST_CASE(the_near_spin_threshold_is_measured_and_bounded) {
+  const auto cost = cpd::near_kernel_timer_cost();
+  BOOST_TEST(cost.count() >= 0);
+  BOOST_TEST((cost <= std::chrono::microseconds(50)));
+  BOOST_TEST((cpd::near_kernel_timer_cost() == cost));  // measured once
 }
 
 BOOST_AUTO_TEST_CASE(off_by_default_and_when_zero) {
