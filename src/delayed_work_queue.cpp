@@ -222,7 +222,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       const time_point until = std::min(head, limit);
       if (spin_limit_ > duration::zero() && !is_never(until)) {
         sleep_then_spin(lock, until);
-      } else if (until - now <= near_spin_) {
+      } else if (!is_never(until) && until - now <= near_spin_) {
         spin_until(lock, until);  // sleeping would cost more than waiting
       } else {
         sleep_until(lock, until);
