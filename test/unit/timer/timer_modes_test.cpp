@@ -41,6 +41,17 @@ constexpr auto long_wait = 10s;
 /// A wait that must not complete during a test.
 constexpr auto far_away = 1h;
 
+/// Completions that failed or came before their timer's expiry, counted
+/// from any thread.
+struct timeliness {
+  std::atomic<int> early{0};
+  std::atomic<int> failures{0};
+  void record(const timer& t, const error_code& ec) {
+    if (ec) ++failures;
+    if (steady::now() < t.expiry()) ++early;
+  }
+};
+
 /// io.run(), bounded: true when run ended because the context ran out of work.
 bool run_bounded(asio::io_context& io) {
   io.run_for(long_wait);
@@ -835,10 +846,9 @@ BOOST_AUTO_TEST_CASE(polled_waits_fire_in_deadline_order_never_early_and_run_ret
   const std::vector<std::chrono::microseconds> offsets{600us, 200us, 900us, 200us, 50us};
   std::vector<std::unique_ptr<timer>> timers;
   std::vector<std::pair<steady::time_point, std::size_t>> completed;  // (expiry, id), in completion order
-  int early = 0, failures = 0;
+  timeliness check;
   const auto on_complete = [&](std::size_t id, const timer& t, const error_code& ec) {
-    if (ec) ++failures;
-    if (steady::now() < t.expiry()) ++early;
+    check.record(t, ec);
     completed.emplace_back(t.expiry(), id);
   };
   for (std::size_t i = 0; i < offsets.size(); ++i) {
@@ -851,8 +861,8 @@ BOOST_AUTO_TEST_CASE(polled_waits_fire_in_deadline_order_never_early_and_run_ret
     rearmed.async_wait([&](const error_code& ec) { on_complete(99, rearmed, ec); });
   });
   BOOST_TEST(run_bounded(io));
-  BOOST_TEST(failures == 0);
-  BOOST_TEST(early == 0);
+  BOOST_TEST(check.failures.load() == 0);
+  BOOST_TEST(check.early.load() == 0);
   BOOST_REQUIRE(completed.size() == offsets.size() + 1);
   int out_of_order = 0;
   for (std::size_t k = 1; k < completed.size(); ++k)
@@ -874,19 +884,19 @@ BOOST_AUTO_TEST_CASE(with_a_poll_window_a_far_wait_wakes_early_and_polls_the_res
   chronopool::set_poll_window(io, 1ms);
   const auto start = steady::now();
   std::vector<std::unique_ptr<timer>> timers;
-  int early = 0, failures = 0, calls = 0;
+  timeliness check;
+  int calls = 0;
   for (const auto offset : {30ms, 5ms, 12ms, 3ms}) {
     auto& t = timers.emplace_back(std::make_unique<timer>(io, start + offset));
     t->async_wait([&, &self = *t](const error_code& ec) {
-      if (ec) ++failures;
-      if (steady::now() < self.expiry()) ++early;
+      check.record(self, ec);
       ++calls;
     });
   }
   BOOST_TEST(run_bounded(io));
   BOOST_TEST(calls == 4);
-  BOOST_TEST(failures == 0);
-  BOOST_TEST(early == 0);
+  BOOST_TEST(check.failures.load() == 0);
+  BOOST_TEST(check.early.load() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(io_context_poll_runs_until_a_polled_deadline) {
@@ -938,19 +948,17 @@ BOOST_AUTO_TEST_CASE(polled_waits_on_two_io_threads_each_complete_once) {
   std::uniform_int_distribution<int> offset_us(0, 3000);
   std::vector<std::unique_ptr<timer>> timers;
   std::vector<std::atomic<int>> calls(n);
-  std::atomic<int> early{0}, failures{0};
+  timeliness check;
   const auto start = steady::now();
   for (std::size_t i = 0; i < n; ++i) {
     auto& t = timers.emplace_back(std::make_unique<timer>(io, start + std::chrono::microseconds(offset_us(rng))));
     t->async_wait([&, i](const error_code& ec) {
-      if (ec) ++failures;
-      if (steady::now() < timers[i]->expiry()) ++early;
+      check.record(*timers[i], ec);
       if (calls[i].fetch_add(1) == 0 && i % 2 == 0) {
         // Re-armed once from the io thread, a little later.
         timers[i]->expires_after(std::chrono::microseconds(i * 7919 % 750 + 1));
         timers[i]->async_wait([&, i](const error_code& e) {
-          if (e) ++failures;
-          if (steady::now() < timers[i]->expiry()) ++early;
+          check.record(*timers[i], e);
           calls[i].fetch_add(1);
         });
       }
@@ -959,8 +967,8 @@ BOOST_AUTO_TEST_CASE(polled_waits_on_two_io_threads_each_complete_once) {
   std::thread second([&] { io.run(); });
   io.run();
   second.join();
-  BOOST_TEST(failures.load() == 0);
-  BOOST_TEST(early.load() == 0);
+  BOOST_TEST(check.failures.load() == 0);
+  BOOST_TEST(check.early.load() == 0);
   int wrong = 0;
   for (std::size_t i = 0; i < n; ++i)
     if (calls[i].load() != (i % 2 == 0 ? 2 : 1)) ++wrong;
