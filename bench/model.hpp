@@ -38,11 +38,6 @@ inline const char* name(variant v) {
   return "?";
 }
 
-inline bool is_chronopool(variant v) {
-  return v == variant::cp_io || v == variant::cp_pool || v == variant::cp_io_pool || v == variant::cp_precise ||
-         v == variant::cp_io_precise;
-}
-
 /// The Asio set-up a chronopool variant is compared with: io_context with
 /// io_context, pool with thread_pool.
 inline variant peer_of(variant v) {
@@ -55,6 +50,9 @@ inline variant peer_of(variant v) {
     default: return v;
   }
 }
+
+/// Every chronopool variant has an Asio peer; an Asio variant is its own.
+inline bool is_chronopool(variant v) { return peer_of(v) != v; }
 
 inline const std::vector<variant> all_variants{variant::asio_io, variant::cp_io, variant::asio_pool,
                                                variant::cp_pool, variant::cp_io_pool};
