@@ -3,6 +3,7 @@
 // leader/follower wait. See detail/delayed_work_queue.hpp.
 #include <chronopool/detail/delayed_work_queue.hpp>
 
+#include <chronopool/detail/cpu_relax.hpp>
 #include <chronopool/detail/kernel_timer_cost.hpp>
 
 #include <algorithm>
@@ -10,24 +11,9 @@
 #include <stdexcept>
 #include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace chronopool::detail {
 namespace {
-
-/// One step of a busy wait: tells the core (and a hyperthread sibling) that
-/// this thread is only polling.
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#else
-  std::this_thread::yield();
-#endif
-}
 
 // Tasks leave the queue as raw pointers while the lock is held; their
 // references are dropped only after it is released, because dropping the

@@ -63,6 +63,12 @@ std::size_t timer_service::pending_waits() const {
   return n;
 }
 
+std::uint64_t timer_service::unlocked_starts() const {
+  std::uint64_t n = 0;
+  for (const auto& shard : shards_) n += shard->unlocked_starts();
+  return n;
+}
+
 void timer_service::move_assign(implementation_type& impl, timer_service&, implementation_type& other) {
   destroy(impl);
   detail::timer_shard::move_timer(impl, other);

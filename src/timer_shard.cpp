@@ -1,6 +1,7 @@
 // A timer service's waits under one lock; see detail/timer_shard.hpp.
 #include <chronopool/detail/timer_shard.hpp>
 
+#include <chronopool/detail/cpu_relax.hpp>
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/run_state.hpp>
@@ -186,6 +187,7 @@ struct after_unlock {
   bool post_drain = false;
   task_ptr superseded;  // a wake-up no longer needed
   task_ptr submit;      // a wake-up to queue in the pool
+  wait_list dropped;    // waits drained from the inbox in a shutdown: destroyed uncalled
 
   /// The noexcept part, then the submission, which may throw.
   void run() {
@@ -206,6 +208,7 @@ struct after_unlock {
     }
   }
   void finish() noexcept {
+    if (!dropped.empty()) timer_shard::discard(dropped);
     if (post_drain) {
       post_drain = false;
       shard.post_abort_drain();
@@ -244,6 +247,11 @@ void timer_shard::set_poll_window(duration window) {
   poll_window_ = window;
 }
 
+std::uint64_t timer_shard::unlocked_starts() const {
+  std::lock_guard lock(mutex_);
+  return unlocked_starts_;
+}
+
 bool timer_shard::driven_by_pool() const {
   std::lock_guard lock(mutex_);
   return pool_ != nullptr;
@@ -251,45 +259,105 @@ bool timer_shard::driven_by_pool() const {
 
 std::size_t timer_shard::pending() const {
   std::lock_guard lock(mutex_);
-  return held_;
+  // Waits in the inbox are started too. Only a lock holder takes them out,
+  // so walking it under the lock is safe.
+  std::size_t n = held_;
+  for (const wait_op_base* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->link) ++n;
+  return n;
 }
 
 // ---- waits ----------------------------------------------------------------------------
 
 timer_shard& timer_shard::lock_home(timer_impl& t, std::unique_lock<adaptive_mutex>& lock) {
   for (;;) {
-    timer_shard* s = t.shard.load(std::memory_order_acquire);
+    timer_shard* s = t.home();
     lock = std::unique_lock(s->mutex_);
     // Acquire: the timer may have come here from another shard, whose lock
     // we do not hold; the move's release store orders what was done there.
-    if (t.shard.load(std::memory_order_acquire) == s) return *s;
+    if (t.home() == s) return *s;
     lock.unlock();  // it moved meanwhile (it had no pending wait): follow it
   }
 }
 
 timer_shard& timer_shard::home_for_wait(timer_impl& t, timer_shard& preferred) {
   // Already there (the usual case): start() checks again under its lock.
-  if (t.shard.load(std::memory_order_acquire) == &preferred) return preferred;
+  if (t.shard.load(std::memory_order_acquire) == timer_impl::word_of(&preferred)) return preferred;
   std::unique_lock<adaptive_mutex> lock;
   timer_shard& home = lock_home(t, lock);
   if (&home == &preferred || t.first.load(std::memory_order_relaxed) != nullptr) return home;
   // Nothing pending: nothing in the home shard refers to the timer, so it
   // may move to the calling thread's shard, where its waits will not contend
-  // with other threads' timers.
-  t.shard.store(&preferred, std::memory_order_release);
+  // with other threads' timers. Not while a wait started without the lock
+  // is on its way to the home's inbox (start_pending): the exchange fails.
+  std::uintptr_t expected = timer_impl::word_of(&home);
+  if (!t.shard.compare_exchange_strong(expected, timer_impl::word_of(&preferred), std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
+    return home;
+  }
   return preferred;
 }
 
+bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexcept {
+  std::int64_t gate = gate_.load(std::memory_order_seq_cst);
+  if (gate == gate_closed) return false;  // nothing armed (or going): the lock arms
+  // A timer's wait is linked to the timer when it is drained, under the
+  // lock. Until then the timer's start_pending bit stands for it: it keeps
+  // the home where it is, sends a second unlocked start of the same timer
+  // (from another thread) to the lock, and tells cancel() to look.
+  if (timer != nullptr) {
+    std::uintptr_t here = timer_impl::word_of(this);
+    if (!timer->shard.compare_exchange_strong(here, here | timer_impl::start_pending, std::memory_order_seq_cst,
+                                              std::memory_order_relaxed)) {
+      return false;  // its home is elsewhere, or another unlocked start is pending
+    }
+  }
+  // Sequentially consistent, after the claim: a new expiry stored meanwhile
+  // (cancel() with an expiry) is either read here or sees the claim and
+  // waits for this wait, to cancel it.
+  const time_point deadline = timer ? timer->expiry.load(std::memory_order_seq_cst) : op.deadline();
+  const auto due = deadline.time_since_epoch().count();
+  // Only at or after the armed wake-up: a wait that moves the wake-up
+  // earlier needs the lock anyway.
+  if (due < gate) {
+    if (timer != nullptr) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+    return false;
+  }
+  op.set_deadline(deadline);
+  op.set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
+  op.timer = timer;
+  op.next = nullptr;
+  // From the push on, the wait is the shard's: it may be drained, fired and
+  // freed on another thread at once, so nothing below touches it.
+  wait_op_base* head = inbox_.load(std::memory_order_relaxed);
+  do {
+    op.link = head;
+  } while (!inbox_.compare_exchange_weak(head, &op, std::memory_order_seq_cst, std::memory_order_relaxed));
+  gate = gate_.load(std::memory_order_seq_cst);
+  if (gate != gate_closed && due >= gate) return true;  // the armed wake-up (or a drain before it) takes it
+  // The wake-up moved meanwhile (fired, re-armed later, or the shard is going)
+  // and its drain may have come before our push: see to it under the lock.
+  after_unlock later(*this);
+  {
+    std::lock_guard lock(mutex_);
+    rewake_locked(later, true);
+  }
+  later.run_best_effort();
+  return true;
+}
+
 timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer) {
+  if (try_start_unlocked(op, timer)) return start_result::started;
   after_unlock later(*this);
   {
     std::lock_guard lock(mutex_);
     // Acquire, as in lock_home: the timer may have moved here (even back
     // here) under another shard's lock.
-    if (timer && timer->shard.load(std::memory_order_acquire) != this) return start_result::moved;
+    if (timer && timer->home() != this) return start_result::moved;
     if (shutting_down_) return start_result::refused;
+    // An unlocked start of the same timer before this one is linked first.
+    drain_inbox_locked(later);
     if (timer) op.set_deadline(timer->expiry.load(std::memory_order_relaxed));
-    op.set_sequence(sequence_++);
+    op.set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
     op.timer = timer;
     index_.insert(&op);  // may throw: nothing changed yet
     if (held_ == 0) {
@@ -354,7 +422,10 @@ void timer_shard::forget_wakeup(const task_ptr& w) noexcept {
 void timer_shard::forget_wakeup_locked(const task_ptr& w) noexcept {
   // Only the wake-up that could not be queued: another thread may have
   // armed a newer one meanwhile, which must stay the one that counts.
-  if (w && wakeup_ == w) wakeup_.reset();
+  if (w && wakeup_ == w) {
+    wakeup_.reset();
+    publish_gate_locked();  // nothing armed: new waits take the lock and arm again
+  }
 }
 
 void timer_shard::unlink_locked(wait_op_base& op) noexcept {
@@ -395,36 +466,138 @@ void timer_shard::abort_locked(wait_op_base& op, after_unlock& later) noexcept {
 
 void timer_shard::release_locked(std::size_t n, after_unlock& later) noexcept {
   held_ -= n;
+  if (held_ == 0) {
+    // The gate is open only while the shard holds a wait (and so the
+    // context's work): closed now, and what was pushed before it closed is
+    // taken in and armed for.
+    publish_gate_locked();
+    if (drain_inbox_locked(later)) rewake_locked(later, true);
+  }
   if (held_ == 0 && work_) {
     later.released_work = std::move(work_);
     work_.reset();
   }
 }
 
+bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
+  // Sequentially consistent, after the gate's store (see the file comment);
+  // the exchange only when there is something to take.
+  if (inbox_.load(std::memory_order_seq_cst) == nullptr) return false;
+  wait_op_base* p = inbox_.exchange(nullptr, std::memory_order_seq_cst);
+  while (p != nullptr) {
+    wait_op_base& op = *p;
+    p = std::exchange(op.link, nullptr);
+    timer_impl* const timer = op.timer;
+    if (shutting_down_) {
+      op.timer = nullptr;
+      if (timer) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+      later.dropped.push_back(&op);  // Asio's rule for a context that is going
+      continue;
+    }
+    try {
+      if (held_ == 0 && !work_) {
+        // The shard let go of its last wait earlier in this section.
+        if (later.released_work) {
+          work_ = std::move(later.released_work);
+          later.released_work.reset();
+        } else {
+          work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
+        }
+      }
+      index_.insert(&op);
+    } catch (...) {
+      // Out of memory: the wait cannot be indexed, and its start has
+      // returned already. It completes with operation_aborted.
+      ++held_;
+      op.timer = nullptr;
+      if (timer) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+      op.aborted = true;
+      op.state.store(wait_state::aborted, std::memory_order_relaxed);
+      batch_.push_back(&op);
+      if (!drain_posted_) {
+        drain_posted_ = true;
+        later.post_drain = true;
+      }
+      continue;
+    }
+    ++held_;
+    if (timer) {
+      // Linked last, as start() links, then the timer's claim is released:
+      // a cancel() that sees it released sees the wait linked.
+      if (timer->last) {
+        timer->last->next = &op;
+      } else {
+        timer->first.store(&op, std::memory_order_relaxed);
+      }
+      timer->last = &op;
+      timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+    }
+    ++unlocked_starts_;
+    // As in start(): sequentially consistent with cancel_requested, which a
+    // cancellation slot emitted meanwhile set while the wait was starting.
+    op.state.store(wait_state::queued);
+    if (op.cancel_requested.load()) abort_locked(op, later);
+  }
+  return true;
+}
+
+void timer_shard::publish_gate_locked() noexcept {
+  std::int64_t gate = gate_closed;
+  if (!shutting_down_ && held_ != 0) {
+    if (pool_ && wakeup_) gate = wakeup_at_.time_since_epoch().count();
+    if (armed_) gate = std::min(gate, armed_at_.time_since_epoch().count());
+  }
+  // Only the lock holder writes it; an unchanged gate needs no store (a
+  // reader's later load returns the same value either way).
+  if (gate_.load(std::memory_order_relaxed) != gate) gate_.store(gate, std::memory_order_seq_cst);
+}
+
+bool timer_shard::idle(const timer_impl& t) noexcept {
+  // The claim first (acquire): once it is released, the wait it stood for
+  // is linked, and `first` shows it.
+  if ((t.shard.load(std::memory_order_acquire) & timer_impl::start_pending) != 0) return false;
+  return t.first.load(std::memory_order_acquire) == nullptr;
+}
+
 std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
   // Idle: nothing to cancel, and the check is the whole operation. A new
   // expiry takes the lock: a wait another thread starts meanwhile must see
   // either the old expiry and be cancelled, or the new one.
-  if (expiry == nullptr && t.first.load(std::memory_order_acquire) == nullptr) return 0;
+  if (expiry == nullptr && idle(t)) return 0;
   std::unique_lock<adaptive_mutex> lock;
   timer_shard& s = lock_home(t, lock);
   after_unlock later(s);
+  if (expiry) {
+    // Stored first, sequentially consistent: an unlocked start that read the
+    // old expiry claimed the timer before, and is waited for below.
+    t.expiry.store(*expiry, std::memory_order_seq_cst);
+    s.drain_inbox_locked(later);
+    // It pushes (or gives up) without the lock: a few instructions away.
+    while ((t.shard.load(std::memory_order_seq_cst) & timer_impl::start_pending) != 0) {
+      cpu_relax();
+      s.drain_inbox_locked(later);
+    }
+  } else {
+    // A start still pending after the drain runs on another thread,
+    // concurrently with this cancel: it comes after it.
+    s.drain_inbox_locked(later);
+  }
   std::size_t n = 0;
   while (wait_op_base* op = t.first.load(std::memory_order_relaxed)) {
     s.abort_locked(*op, later);
     ++n;
   }
-  if (expiry) t.expiry.store(*expiry, std::memory_order_relaxed);
   if (n != 0) s.rewake_locked(later, true);
   lock.unlock();  // before `later` does its part
   return n;
 }
 
 std::size_t timer_shard::cancel_one(timer_impl& t) {
-  if (t.first.load(std::memory_order_acquire) == nullptr) return 0;
+  if (idle(t)) return 0;
   std::unique_lock<adaptive_mutex> lock;
   timer_shard& s = lock_home(t, lock);
   after_unlock later(s);
+  s.drain_inbox_locked(later);
   wait_op_base* const oldest = t.first.load(std::memory_order_relaxed);
   if (oldest == nullptr) return 0;
   s.abort_locked(*oldest, later);
@@ -436,6 +609,7 @@ std::size_t timer_shard::cancel_one(timer_impl& t) {
 void timer_shard::cancel_wait(wait_op_base& op) noexcept {
   after_unlock later(*this);
   std::lock_guard lock(mutex_);
+  drain_inbox_locked(later);  // @p op may be in the inbox (and queued only now)
   const wait_state s = op.state.load(std::memory_order_relaxed);
   if (s != wait_state::queued && s != wait_state::fired) return;
   abort_locked(op, later);
@@ -445,12 +619,17 @@ void timer_shard::cancel_wait(wait_op_base& op) noexcept {
 void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   std::unique_lock<adaptive_mutex> lock;
   timer_shard& home = lock_home(from, lock);
-  to.shard.store(&home, std::memory_order_relaxed);  // `to` is new: nobody else sees it yet
+  after_unlock later(home);
+  // Links from's unlocked wait, if it has one (its own thread started it:
+  // a move is not concurrent with other uses of the object).
+  home.drain_inbox_locked(later);
+  to.shard.store(timer_impl::word_of(&home), std::memory_order_relaxed);  // `to` is new: nobody else sees it yet
   to.expiry.store(from.expiry.load(std::memory_order_relaxed), std::memory_order_relaxed);
   to.first.store(from.first.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
   to.last = std::exchange(from.last, nullptr);
   for (wait_op_base* p = to.first.load(std::memory_order_relaxed); p != nullptr; p = p->next) p->timer = &to;
   from.expiry.store(time_point(), std::memory_order_relaxed);  // as if newly constructed
+  lock.unlock();  // before `later` does its part
 }
 
 // ---- delivery ---------------------------------------------------------------------------
@@ -533,7 +712,8 @@ void timer_shard::post_abort_drain() noexcept {
   deliver_last_resort(batch);
 }
 
-void timer_shard::collect_due_locked(wait_list& out) noexcept {
+void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexcept {
+  drain_inbox_locked(later);
   const time_point now = clock::now();
   while (index_node* n = index_.pop_due(now)) {
     auto& op = static_cast<wait_op_base&>(*n);
@@ -574,6 +754,15 @@ void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
 // ---- waking up ---------------------------------------------------------------------------
 
 void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
+  // Publish, then drain: a wait pushed after the drain sees the new gate.
+  // What the drain brings in may move the wake-up earlier: again.
+  do {
+    arm_wakeup_locked(later, best_effort);
+    publish_gate_locked();
+  } while (drain_inbox_locked(later));
+}
+
+void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
   if (shutting_down_) return;
   try {
     const auto wake = index_.wake_time();
@@ -594,7 +783,13 @@ void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
       }
       task_ptr w(new shard_wakeup(shared_from_this()));
       w->set_deadline(*wake);
-      later.superseded = std::move(wakeup_);
+      if (later.submit) {
+        // Armed earlier in this section and never queued (a drain brought an
+        // earlier wait): replaced before anyone saw it.
+        later.submit.reset();
+      } else {
+        later.superseded = std::move(wakeup_);
+      }
       wakeup_ = w;
       wakeup_at_ = *wake;
       later.submit = std::move(w);
@@ -690,7 +885,7 @@ void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
     if (generation != generation_.load(std::memory_order_relaxed) || shutting_down_) return;
     if (native) native_waiting_ = false;
     armed_ = false;
-    collect_due_locked(fired);
+    collect_due_locked(fired, later);
     if (fired.empty()) {
       rewake_locked(later, true);  // early (a far bucket came near): wait on
     } else if (fired.size() <= share_grain) {
@@ -733,7 +928,7 @@ void timer_shard::on_wakeup(shard_wakeup& w) {
       std::lock_guard lock(mutex_);
       if (wakeup_.get() != &w || shutting_down_) return;  // superseded meanwhile
       self = std::move(wakeup_);
-      collect_due_locked(fired);
+      collect_due_locked(fired, later);
       if (fired.empty()) {
         rewake_locked(later, true);
       } else if (context_is_pool_ && fired.size() <= share_grain) {
@@ -760,6 +955,8 @@ void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexc
     std::lock_guard lock(mutex_);
     if (wakeup_.get() != &w || shutting_down_) return;
     self = std::move(wakeup_);
+    publish_gate_locked();  // closed (unless a posted collect is on its way)
+    drain_inbox_locked(later);  // what came before the gate closed goes too
     if (discard_waits) {
       // The pool is being destroyed: its waits go with it, uncalled.
       take_all_locked(dropped, later);
@@ -772,6 +969,7 @@ void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexc
 }
 
 void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept {
+  drain_inbox_locked(later);
   std::size_t n = 0;
   index_.clear([&](index_node& node) {
     auto& op = static_cast<wait_op_base&>(node);
@@ -800,6 +998,7 @@ void timer_shard::shutdown() noexcept {
     after_unlock later(*this);
     std::unique_lock lock(mutex_);
     shutting_down_ = true;  // from here on no wait starts and none is delivered here
+    publish_gate_locked();  // closed: a wait pushed before drops with the rest
     // Deliveries under way on other threads (a pool thread handing fired
     // waits to this context) touch the context: it must outlive them.
     deliveries_done_.wait(lock, [&] { return in_flight_ == 0; });

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -83,10 +84,15 @@ class timer_service : public boost::asio::execution_context::service {
   /// Waits started and not yet handed to their handlers, across all timers
   /// of the context.
   std::size_t pending_waits() const;
+  /// Diagnostics: how many waits started without their shard's lock (a wait
+  /// due at or after the time its shard is already armed for is queued
+  /// lock-free and taken into the shard by whoever locks it next), counted
+  /// as they are taken in.
+  std::uint64_t unlocked_starts() const;
 
   // ---- per-object operations (the I/O object forwards to these) -------------
   void construct(implementation_type& impl) noexcept {
-    impl.shard.store(&local_shard(), std::memory_order_relaxed);
+    impl.shard.store(detail::timer_impl::word_of(&local_shard()), std::memory_order_relaxed);
     impl.expiry.store(detail::time_point(), std::memory_order_relaxed);
     impl.first.store(nullptr, std::memory_order_relaxed);
     impl.last = nullptr;

@@ -19,6 +19,27 @@
 // function to the context that later delivers the whole batch. A server that
 // re-arms a thousand timeouts per tick posts once, not a thousand times.
 //
+// Starting a wait without the lock: a wait whose deadline is at or after the
+// time the shard is already armed for is pushed onto the shard's inbox, a
+// lock-free stack, and its start is done: the starting thread touches
+// neither the lock, nor the index, nor the wake-up that the context's
+// threads are busy with. Whoever holds the lock next moves the inbox into
+// the index (and links each wait to its timer) before it looks at waits:
+// every locked section that reads the index or a timer's waits drains it
+// first, and the armed wake-up, due no later than the wait, drains it at
+// the latest. The shard publishes the armed time (the gate) after every
+// change and drains after publishing; a starting thread pushes, then reads
+// the gate again: either that drain sees the wait or the thread sees the
+// new gate and takes the lock itself (both sides sequentially consistent).
+//
+// A timer may be used from several threads at once, so a wait is linked to
+// its timer only under the lock. Until then a bit in the timer's home word
+// (timer_impl::start_pending), claimed by the start, stands for it: the
+// timer keeps its home, a second unlocked start of it takes the lock, its
+// idle check (cancel() of a timer without waits) looks further, and a new
+// expiry waits the few instructions until the claimed wait is in the inbox
+// so that it can cancel it.
+//
 // Work: while the shard holds any wait (queued, batched or being handed
 // on), it holds one tracked copy of the context's executor, so run() does not
 // return and a shut-down pool does not terminate; a routed wait holds its
@@ -98,6 +119,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   /// Waits started and not yet handed to their handlers.
   std::size_t pending() const;
+  /// Waits that started without the lock, counted as they are drained.
+  std::uint64_t unlocked_starts() const;
 
   /// The context is being destroyed: drop every wait uncalled (Asio's rule),
   /// wait for deliveries under way on other threads, refuse new waits.
@@ -129,9 +152,21 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   friend struct native_wakeup;
   friend struct native_poll;
 
+  /// No wait of @p t pending, linked or started without the lock, as seen
+  /// by the thread using @p t.
+  static bool idle(const timer_impl& t) noexcept;
   /// Locks @p t's home shard (it may move until then) into @p lock.
   static timer_shard& lock_home(timer_impl& t, std::unique_lock<adaptive_mutex>& lock);
 
+  /// start() without the lock (see the file comment); false when the wait
+  /// does not qualify and must start under the lock.
+  bool try_start_unlocked(wait_op_base& op, timer_impl* timer) noexcept;
+  /// Moves the waits started without the lock into the index (in a shutdown,
+  /// into @p later's list of waits dropped uncalled); whether there were any.
+  bool drain_inbox_locked(after_unlock& later) noexcept;
+  /// Publishes the time from which a wait may start without the lock: the
+  /// armed wake-up's, or none.
+  void publish_gate_locked() noexcept;
   /// Takes @p op out of the index and its timer's list and makes it aborted
   /// (it joins the abort batch).
   void abort_locked(wait_op_base& op, after_unlock& later) noexcept;
@@ -145,13 +180,15 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// The shard lets go of @p n waits (delivered or dropped).
   void release_locked(std::size_t n, after_unlock& later) noexcept;
   /// Moves every due wait into @p out, fired.
-  void collect_due_locked(wait_list& out) noexcept;
+  void collect_due_locked(wait_list& out, after_unlock& later) noexcept;
   /// Takes every wait out, for shutdown or a lost pool.
   void take_all_locked(wait_list& out, after_unlock& later) noexcept;
   /// Brings the wake-up in line with the index after a change. Throws on
   /// allocation failure unless @p best_effort (the waits then stay queued
   /// and the next wait arms again).
   void rewake_locked(after_unlock& later, bool best_effort);
+  /// rewake_locked()'s decision for the index as it is (no drain, no gate).
+  void arm_wakeup_locked(after_unlock& later, bool best_effort);
   void arm_native_locked(time_point t);
   /// Posts a function to the context that collects the waits due at @p t
   /// (already due): the wake-up of a zero sleep, in either mode.
@@ -178,10 +215,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   mutable adaptive_mutex mutex_;  // guards everything below
   deadline_index index_;
-  std::uint64_t sequence_ = 0;   // FIFO among equal deadlines
+  std::atomic<std::uint64_t> sequence_{0};  // FIFO among equal deadlines; also taken without the lock
   wait_list batch_;              // cancelled waits waiting for delivery
   bool drain_posted_ = false;    // a function to deliver batch_ is on its way
   std::size_t held_ = 0;         // waits the shard holds (queued, batched, being handed on)
+  std::uint64_t unlocked_starts_ = 0;
   std::optional<boost::asio::any_io_executor> work_;  // tracked, while held_ > 0
   std::optional<boost::asio::any_io_executor> context_ex_;
   bool shutting_down_ = false;
@@ -203,6 +241,15 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   // threads write the fields around it.
   alignas(64) std::atomic<std::uint64_t> generation_{0};
   char generation_line_end_[64 - sizeof(std::atomic<std::uint64_t>)];
+
+  // Starting without the lock: the inbox (waits linked by
+  // wait_op_base::link, newest first) and the gate (the armed wake-up's time
+  // in ns, or gate_closed). Written by every starting thread and every
+  // re-arm: a cache line of their own.
+  static constexpr std::int64_t gate_closed = INT64_MAX;
+  alignas(64) std::atomic<wait_op_base*> inbox_{nullptr};
+  std::atomic<std::int64_t> gate_{gate_closed};
+  char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) - sizeof(std::atomic<std::int64_t>)];
 
   // Pool driving.
   std::shared_ptr<pool_core> pool_;

@@ -63,7 +63,20 @@ class wait_op_base;
 /// to another shard only while it has no pending wait, so whoever locks a
 /// shard checks that it is still home.
 struct timer_impl {
-  std::atomic<timer_shard*> shard{nullptr};
+  /// Set in `shard` while a wait started without the lock (see timer_shard)
+  /// is not linked to the timer yet: the home may not change meanwhile, and
+  /// another such start of the same timer takes the lock instead.
+  static constexpr std::uintptr_t start_pending = 1;
+  static std::uintptr_t word_of(const timer_shard* s) noexcept { return reinterpret_cast<std::uintptr_t>(s); }
+  static timer_shard* shard_of(std::uintptr_t w) noexcept {
+    return reinterpret_cast<timer_shard*>(w & ~start_pending);
+  }
+  timer_shard* home(std::memory_order order = std::memory_order_acquire) const noexcept {
+    return shard_of(shard.load(order));
+  }
+
+  /// The home shard (word_of), with start_pending.
+  std::atomic<std::uintptr_t> shard{0};
   /// Written under the home shard's lock (or by the constructor, before
   /// anyone else can see the timer); atomic so that expiry() reads it
   /// without the lock. A wait copies it as it starts.
