@@ -30,6 +30,10 @@ constexpr auto near_arm_horizon = std::chrono::milliseconds(1);
 // The longest a deadline is polled for, whatever the measured cost: a
 // preempted arm must not turn into a long busy wait.
 constexpr auto max_poll_window = std::chrono::microseconds(50);
+// Waits the inbox may gather before a starting thread tries the lock to
+// drain it: bounds the drain a locked section inherits (a cancel after a
+// million waits armed with nothing firing) at a few microseconds.
+constexpr std::uint32_t inbox_drain_batch = 64;
 
 // What a delivery function destroyed unrun hands back to the thread posting
 // it, so that a failed post can still deliver its waits (see post_list).
@@ -333,7 +337,19 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
     op.link = head;
   } while (!inbox_.compare_exchange_weak(head, &op, std::memory_order_seq_cst, std::memory_order_relaxed));
   gate = gate_.load(std::memory_order_seq_cst);
-  if (gate != gate_closed && due >= gate) return true;  // the armed wake-up (or a drain before it) takes it
+  if (gate != gate_closed && due >= gate) {
+    // The armed wake-up (or a drain before it) takes it. A long inbox is
+    // drained here if the lock is free; else its holder drains it.
+    if (inbox_count_.fetch_add(1, std::memory_order_relaxed) + 1 >= inbox_drain_batch && mutex_.try_lock()) {
+      after_unlock later(*this);
+      {
+        std::lock_guard lock(mutex_, std::adopt_lock);
+        rewake_locked(later, true);
+      }
+      later.run_best_effort();
+    }
+    return true;
+  }
   // The wake-up moved meanwhile (fired, re-armed later, or the shard is going)
   // and its drain may have come before our push: see to it under the lock.
   after_unlock later(*this);
@@ -483,7 +499,11 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
   // Sequentially consistent, after the gate's store (see the file comment);
   // the exchange only when there is something to take.
   if (inbox_.load(std::memory_order_seq_cst) == nullptr) return false;
-  wait_op_base* p = inbox_.exchange(nullptr, std::memory_order_seq_cst);
+  wait_op_base* newest = inbox_.exchange(nullptr, std::memory_order_seq_cst);
+  inbox_count_.store(0, std::memory_order_relaxed);
+  // Oldest first: the index then grows in start order, as under the lock.
+  wait_op_base* p = nullptr;
+  while (newest != nullptr) p = std::exchange(newest, std::exchange(newest->link, p));
   while (p != nullptr) {
     wait_op_base& op = *p;
     p = std::exchange(op.link, nullptr);

@@ -31,6 +31,9 @@
 // change and drains after publishing; a starting thread pushes, then reads
 // the gate again: either that drain sees the wait or the thread sees the
 // new gate and takes the lock itself (both sides sequentially consistent).
+// When nothing locks the shard for a while (waits armed far ahead and
+// nothing firing), every 64th push tries the lock and drains, so that no
+// later locked section inherits an unbounded drain.
 //
 // A timer may be used from several threads at once, so a wait is linked to
 // its timer only under the lock. Until then a bit in the timer's home word
@@ -249,7 +252,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   static constexpr std::int64_t gate_closed = INT64_MAX;
   alignas(64) std::atomic<wait_op_base*> inbox_{nullptr};
   std::atomic<std::int64_t> gate_{gate_closed};
-  char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) - sizeof(std::atomic<std::int64_t>)];
+  // About how many waits the inbox holds (pushes since the last drain).
+  std::atomic<std::uint32_t> inbox_count_{0};
+  char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) - sizeof(std::atomic<std::int64_t>) -
+                       sizeof(std::atomic<std::uint32_t>)];
 
   // Pool driving.
   std::shared_ptr<pool_core> pool_;
