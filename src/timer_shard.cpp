@@ -330,6 +330,15 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   op.set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
   op.timer = timer;
   op.next = nullptr;
+  // A cancellation slot emitted while the wait starts: as under the lock,
+  // the start sees the request or the slot sees the wait `unlocked` (and
+  // then drains it itself, see cancel_wait). Both sequentially consistent.
+  op.state.store(wait_state::unlocked);
+  if (op.cancel_requested.load()) {
+    op.state.store(wait_state::starting, std::memory_order_relaxed);
+    if (timer != nullptr) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+    return false;  // the locked start aborts it at once
+  }
   // From the push on, the wait is the shard's: it may be drained, fired and
   // freed on another thread at once, so nothing below touches it.
   wait_op_base* head = inbox_.load(std::memory_order_relaxed);
@@ -509,6 +518,7 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
     p = std::exchange(op.link, nullptr);
     timer_impl* const timer = op.timer;
     if (shutting_down_) {
+      op.state.store(wait_state::finished, std::memory_order_relaxed);  // for cancel_wait's loop: gone
       op.timer = nullptr;
       if (timer) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
       later.dropped.push_back(&op);  // Asio's rule for a context that is going
@@ -630,6 +640,13 @@ void timer_shard::cancel_wait(wait_op_base& op) noexcept {
   after_unlock later(*this);
   std::lock_guard lock(mutex_);
   drain_inbox_locked(later);  // @p op may be in the inbox (and queued only now)
+  // Started without the lock and not pushed yet: the push is a few
+  // instructions away and needs no lock (or the start turns back to the lock
+  // on seeing the request, and aborts it there).
+  while (op.state.load() == wait_state::unlocked) {
+    cpu_relax();
+    drain_inbox_locked(later);
+  }
   const wait_state s = op.state.load(std::memory_order_relaxed);
   if (s != wait_state::queued && s != wait_state::fired) return;
   abort_locked(op, later);
@@ -1042,9 +1059,9 @@ void wait_cancellation::operator()(boost::asio::cancellation_type_t type) {
     op->cancel_requested.store(true);
     s = op->state.load();
   }
-  // Neither queued nor fired and unclaimed: delivered or dropped already,
-  // and the shard may be gone.
-  if (s != wait_state::queued && s != wait_state::fired) return;
+  // Neither in the inbox, nor queued, nor fired and unclaimed: delivered or
+  // dropped already, and the shard may be gone.
+  if (s != wait_state::unlocked && s != wait_state::queued && s != wait_state::fired) return;
   shard.load()->cancel_wait(*op);
 }
 

@@ -1,8 +1,11 @@
 // A pending async_wait: one allocation holding the handler, ordered in a
 // timer shard's deadline index by (deadline, sequence).
 //
-// A wait's life, every step under its shard's lock until it leaves the shard:
+// A wait's life, every step under its shard's lock until it leaves the shard
+// (but the first, when it starts without the lock: see timer_shard):
 //
+//   unlocked (in the shard's inbox) ──drained──┐
+//                                              ▼
 //   queued ──due──▶ fired ──claimed by its delivery──▶ finished: handler(success)
 //      │              │ cancel (until claimed)
 //      └───cancel─────┴──▶ aborted ──delivered──────▶ finished: handler(operation_aborted)
@@ -92,7 +95,9 @@ struct timer_impl {
   wait_op_base* last = nullptr;
 };
 
-enum class wait_state : std::uint8_t { starting, queued, fired, aborted, finished };
+/// `unlocked`: started without the shard's lock, on its way into (or in) the
+/// shard's inbox; a drain makes it `queued`.
+enum class wait_state : std::uint8_t { starting, unlocked, queued, fired, aborted, finished };
 
 class wait_op_base : public index_node {
  public:
