@@ -2,6 +2,7 @@
 #include <chronopool/detail/timer_shard.hpp>
 
 #include <chronopool/detail/cpu_relax.hpp>
+#include <chronopool/detail/kernel_timer_cost.hpp>
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/run_state.hpp>
@@ -22,14 +23,6 @@ namespace {
 // are posted in order.
 constexpr std::size_t share_grain = 16;
 
-// Native arms for deadlines nearer than this are timed to learn what arming
-// costs when the kernel has to reprogram its timer for it (cheap on bare
-// metal, ~10 us in some VMs, where every change of the earliest hardware
-// timer leaves the guest). Far arms cost little and tell nothing about it.
-constexpr auto near_arm_horizon = std::chrono::milliseconds(1);
-// The longest a deadline is polled for, whatever the measured cost: a
-// preempted arm must not turn into a long busy wait.
-constexpr auto max_poll_window = std::chrono::microseconds(50);
 // Waits the inbox may gather before a starting thread tries the lock to
 // drain it: bounds the drain a locked section inherits (a cancel after a
 // million waits armed with nothing firing) at a few microseconds.
@@ -857,7 +850,7 @@ void timer_shard::arm_native_locked(time_point t) {
     post_collect_locked(t);
     return;
   }
-  if (t - now <= std::max(duration(native_arm_cost_ns_), poll_window_)) {
+  if (t - now <= std::max(near_kernel_timer_cost(), poll_window_)) {
     // Sleeping would cost more than waiting: the arming thread would spend
     // longer in the kernel than the deadline is away, and the wake-up's own
     // latency would come on top. Polling spends at most what arming would.
@@ -881,10 +874,6 @@ void timer_shard::arm_native_locked(time_point t) {
   native_waiting_ = true;
   armed_ = true;
   armed_at_ = t;
-  if (fire_at - now <= near_arm_horizon) {
-    const auto cost = std::min<std::int64_t>((clock::now() - now).count(), duration(max_poll_window).count());
-    native_arm_cost_ns_ += (cost - native_arm_cost_ns_) / 8;
-  }
 }
 
 void timer_shard::poll_native_locked(time_point t) {

@@ -234,9 +234,6 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool native_waiting_ = false;  // the native timer may have a wait pending
   bool armed_ = false;           // a wake-up (native or posted) is on its way, for armed_at_
   time_point armed_at_{};
-  // What arming the native timer for a near deadline costs the arming thread
-  // (a moving average, ns): a deadline nearer than that is polled for.
-  std::int64_t native_arm_cost_ns_ = 0;
   duration poll_window_{0};  // set_poll_window()
   // Tells stale native expiries from the current one. Changed under the
   // lock; atomic so that a polling function checks it without the lock, on
