@@ -316,7 +316,7 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   // Only at or after the armed wake-up: a wait that moves the wake-up
   // earlier needs the lock anyway.
   if (due < gate) {
-    if (timer != nullptr) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+    if (timer != nullptr) timer->release_start_claim();
     return false;
   }
   op.set_deadline(deadline);
@@ -329,7 +329,7 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   op.state.store(wait_state::unlocked);
   if (op.cancel_requested.load()) {
     op.state.store(wait_state::starting, std::memory_order_relaxed);
-    if (timer != nullptr) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+    if (timer != nullptr) timer->release_start_claim();
     return false;  // the locked start aborts it at once
   }
   // From the push on, the wait is the shard's: it may be drained, fired and
@@ -513,7 +513,7 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
     if (shutting_down_) {
       op.state.store(wait_state::finished, std::memory_order_relaxed);  // for cancel_wait's loop: gone
       op.timer = nullptr;
-      if (timer) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+      if (timer) timer->release_start_claim();
       later.dropped.push_back(&op);  // Asio's rule for a context that is going
       continue;
     }
@@ -533,7 +533,7 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
       // returned already. It completes with operation_aborted.
       ++held_;
       op.timer = nullptr;
-      if (timer) timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+      if (timer) timer->release_start_claim();
       op.aborted = true;
       op.state.store(wait_state::aborted, std::memory_order_relaxed);
       batch_.push_back(&op);
@@ -553,7 +553,7 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
         timer->first.store(&op, std::memory_order_relaxed);
       }
       timer->last = &op;
-      timer->shard.fetch_and(~timer_impl::start_pending, std::memory_order_release);
+      timer->release_start_claim();
     }
     ++unlocked_starts_;
     // As in start(): sequentially consistent with cancel_requested, which a

@@ -77,6 +77,10 @@ struct timer_impl {
   timer_shard* home(std::memory_order order = std::memory_order_acquire) const noexcept {
     return shard_of(shard.load(order));
   }
+  /// Ends an unlocked start's claim. Release: whoever sees start_pending
+  /// clear (cancel()'s idle check, a new expiry) sees the wait linked, or
+  /// the start given up.
+  void release_start_claim() noexcept { shard.fetch_and(~start_pending, std::memory_order_release); }
 
   /// The home shard (word_of), with start_pending.
   std::atomic<std::uintptr_t> shard{0};
