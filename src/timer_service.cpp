@@ -29,7 +29,7 @@ std::size_t shard_count() noexcept {
 timer_service::timer_service(boost::asio::execution_context& ctx)
     : boost::asio::execution_context::service(ctx), context_(ctx) {
   shards_.reserve(shard_count());
-  for (std::size_t i = shard_count(); i > 0; --i) shards_.push_back(std::make_shared<detail::timer_shard>(ctx));
+  for (std::size_t i = shard_count(); i > 0; --i) shards_.push_back(std::make_shared<detail::timer_shard>(ctx, *this));
 }
 
 timer_service::~timer_service() = default;

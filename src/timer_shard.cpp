@@ -224,7 +224,8 @@ struct after_unlock {
 
 // ---- set-up -------------------------------------------------------------------------
 
-timer_shard::timer_shard(boost::asio::execution_context& ctx) : context_(ctx) {}
+timer_shard::timer_shard(boost::asio::execution_context& ctx, timer_service& service)
+    : context_(ctx), service_(service) {}
 
 timer_shard::~timer_shard() = default;
 

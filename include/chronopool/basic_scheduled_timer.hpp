@@ -1,6 +1,7 @@
 // chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
 #pragma once
 
+#include <chronopool/detail/compact_executor.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/timer_service.hpp>
 
@@ -54,14 +55,12 @@ class basic_scheduled_timer {
     using other = basic_scheduled_timer<Clock, WaitTraits, Executor1>;
   };
 
-  explicit basic_scheduled_timer(const executor_type& ex) : service_(&service_for(ex)), executor_(ex) {
-    service_->construct(impl_);
-  }
+  explicit basic_scheduled_timer(const executor_type& ex) : executor_(ex) { service_for(ex).construct(impl_); }
   template <class ExecutionContext>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   explicit basic_scheduled_timer(ExecutionContext& ctx)
-      : service_(&boost::asio::use_service<timer_service>(ctx)), executor_(ctx.get_executor()) {
-    service_->construct(impl_);
+      : executor_(executor_type(ctx.get_executor())) {
+    boost::asio::use_service<timer_service>(ctx).construct(impl_);
   }
   // The expiry constructors and setters are templates over the unit, where
   // Asio's take the clock's own types: an implicit conversion to nanoseconds
@@ -70,42 +69,41 @@ class basic_scheduled_timer {
   template <class Duration>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ex) {
-    service_->set_initial_expiry(impl_, to_time_point(expiry_time));
+    service().set_initial_expiry(impl_, to_time_point(expiry_time));
   }
   template <class ExecutionContext, class Duration>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ctx) {
-    service_->set_initial_expiry(impl_, to_time_point(expiry_time));
+    service().set_initial_expiry(impl_, to_time_point(expiry_time));
   }
   template <class Rep, class Period>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ex) {
-    service_->set_initial_expiry(impl_, from_now(expiry_time));
+    service().set_initial_expiry(impl_, from_now(expiry_time));
   }
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ctx) {
-    service_->set_initial_expiry(impl_, from_now(expiry_time));
+    service().set_initial_expiry(impl_, from_now(expiry_time));
   }
 
   /// The moved-from timer is left as if newly constructed on its executor.
-  basic_scheduled_timer(basic_scheduled_timer&& other) : service_(other.service_), executor_(other.executor_) {
-    service_->move_construct(impl_, other.impl_);
+  basic_scheduled_timer(basic_scheduled_timer&& other) : executor_(other.executor_) {
+    other.service().move_construct(impl_, other.impl_);
   }
   template <class Executor1>
     requires std::is_convertible_v<const Executor1&, Executor>
   basic_scheduled_timer(basic_scheduled_timer<Clock, WaitTraits, Executor1>&& other)
-      : service_(other.service_), executor_(other.executor_) {
-    service_->move_construct(impl_, other.impl_);
+      : executor_(Executor(other.get_executor())) {
+    other.service().move_construct(impl_, other.impl_);
   }
   /// Cancels this timer's pending waits, then takes over @p other, including
   /// its context: later waits are driven by @p other's context.
   basic_scheduled_timer& operator=(basic_scheduled_timer&& other) {
     if (this != &other) {
-      service_->move_assign(impl_, *other.service_, other.impl_);
-      service_ = other.service_;
+      service().move_assign(impl_, other.service(), other.impl_);
       executor_ = other.executor_;
     }
     return *this;
@@ -114,34 +112,34 @@ class basic_scheduled_timer {
   basic_scheduled_timer& operator=(const basic_scheduled_timer&) = delete;
 
   /// Cancels pending waits (their handlers get operation_aborted).
-  ~basic_scheduled_timer() { service_->destroy(impl_); }
+  ~basic_scheduled_timer() { service().destroy(impl_); }
 
-  executor_type get_executor() noexcept { return executor_; }
+  executor_type get_executor() noexcept { return executor_.get(); }
 
   /// Cancels every pending wait; returns how many were cancelled.
-  std::size_t cancel() { return service_->cancel(impl_); }
+  std::size_t cancel() { return service().cancel(impl_); }
   /// Cancels the oldest pending wait; returns 0 or 1.
-  std::size_t cancel_one() { return service_->cancel_one(impl_); }
+  std::size_t cancel_one() { return service().cancel_one(impl_); }
 
-  time_point expiry() const { return service_->expiry(impl_); }
+  time_point expiry() const { return service().expiry(impl_); }
   /// Sets the expiry, cancelling pending waits; returns how many were cancelled.
   template <class Duration>
   std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time) {
-    return service_->expires_at(impl_, to_time_point(expiry_time));
+    return service().expires_at(impl_, to_time_point(expiry_time));
   }
   /// Sets the expiry relative to now (saturating), cancelling pending waits.
   template <class Rep, class Period>
   std::size_t expires_after(const std::chrono::duration<Rep, Period>& expiry_time) {
-    return service_->expires_at(impl_, from_now(expiry_time));
+    return service().expires_at(impl_, from_now(expiry_time));
   }
 
   /// Blocks until the timer expires.
   void wait() {
     boost::system::error_code ec;
-    service_->wait(impl_, ec);
+    service().wait(impl_, ec);
     if (ec) throw boost::system::system_error(ec, "wait");
   }
-  void wait(boost::system::error_code& ec) { service_->wait(impl_, ec); }
+  void wait(boost::system::error_code& ec) { service().wait(impl_, ec); }
 
   /// Starts an asynchronous wait for the expiry.
   ///
@@ -174,7 +172,9 @@ class basic_scheduled_timer {
     executor_type get_executor() const noexcept { return self_->get_executor(); }
     template <class WaitHandler>
     void operator()(WaitHandler&& handler) const {
-      self_->service_->async_wait(self_->impl_, std::forward<WaitHandler>(handler), self_->executor_);
+      self_->executor_.with([&](const executor_type& io_ex) {
+        self_->service().async_wait(self_->impl_, std::forward<WaitHandler>(handler), io_ex);
+      });
     }
 
    private:
@@ -200,9 +200,11 @@ class basic_scheduled_timer {
     }
   }
 
-  timer_service* service_;
+  /// Found through the timer's home shard: one pointer less per timer.
+  timer_service& service() const noexcept { return impl_.home(std::memory_order_relaxed)->service(); }
+
   typename timer_service::implementation_type impl_;
-  executor_type executor_;
+  detail::compact_executor<executor_type> executor_;  // one word for a context's own executor
 };
 
 }  // namespace chronopool

@@ -65,6 +65,10 @@
 #include <mutex>
 #include <optional>
 
+namespace chronopool {
+class timer_service;
+}  // namespace chronopool
+
 namespace chronopool::detail {
 
 class pool_core;
@@ -78,7 +82,7 @@ using wait_list = intrusive_list<wait_op_base, &wait_op_base::link>;
 
 class timer_shard : public std::enable_shared_from_this<timer_shard> {
  public:
-  explicit timer_shard(boost::asio::execution_context& ctx);
+  timer_shard(boost::asio::execution_context& ctx, timer_service& service);
   ~timer_shard();
   timer_shard(const timer_shard&) = delete;
   timer_shard& operator=(const timer_shard&) = delete;
@@ -93,6 +97,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// arming the native timer costs, when that is more).
   void set_poll_window(duration window);
   bool driven_by_pool() const;
+  /// The service this shard belongs to: a timer object finds its service
+  /// through its home shard instead of keeping a pointer of its own.
+  timer_service& service() const noexcept { return service_; }
 
   enum class start_result : std::uint8_t {
     started,
@@ -215,6 +222,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void post_abort_drain() noexcept;
 
   boost::asio::execution_context& context_;
+  timer_service& service_;
 
   mutable adaptive_mutex mutex_;  // guards everything below
   deadline_index index_;

@@ -415,6 +415,37 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(moved_from_timer_is_usable_again, Timer, timer_typ
   BOOST_TEST(!reused.ec);
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(get_executor_returns_the_executor_it_was_made_with, Timer, timer_types) {
+  asio::io_context io, other;
+  const asio::any_io_executor plain = io.get_executor();
+  const asio::any_io_executor strand = asio::make_strand(io);
+  const asio::any_io_executor continuation = asio::prefer(plain, asio::execution::relationship.continuation);
+  BOOST_TEST(!(continuation == plain));  // a property that must come back with it
+  for (const auto& ex : {plain, strand, continuation}) {
+    Timer t(ex);
+    BOOST_TEST((t.get_executor() == ex));
+    Timer moved(std::move(t));
+    BOOST_TEST((moved.get_executor() == ex));
+    BOOST_TEST((t.get_executor() == ex));  // the moved-from timer keeps it
+    Timer assigned(other);
+    assigned = std::move(moved);
+    BOOST_TEST((assigned.get_executor() == ex));
+  }
+  Timer from_context(io);
+  BOOST_TEST((from_context.get_executor() == plain));
+  BOOST_TEST(!(from_context.get_executor() == asio::any_io_executor(other.get_executor())));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_wait_on_a_strand_timer_completes_on_the_strand, Timer, timer_types) {
+  asio::io_context io;
+  auto strand = asio::make_strand(io);
+  Timer t(asio::any_io_executor(strand), 1ms);
+  bool in_strand = false;
+  t.async_wait([&](const error_code&) { in_strand = strand.running_in_this_thread(); });
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(in_strand);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(move_assignment_cancels_target_and_keeps_source_wait, Timer, timer_types) {
   asio::io_context io;
   outcome target_wait, source_wait, after;

@@ -172,6 +172,29 @@ BOOST_AUTO_TEST_CASE(pool_timer_completes_on_a_pool_thread) {
   BOOST_TEST(cancelled.on_pool());
 }
 
+BOOST_AUTO_TEST_CASE(pool_timer_keeps_the_pool_executor_it_was_made_with) {
+  scheduled_thread_pool pool(1), other(1);
+  const asio::any_io_executor plain = pool.get_executor();
+  const asio::any_io_executor continuation = asio::prefer(plain, asio::execution::relationship.continuation);
+  for (const auto& ex : {plain, continuation}) {
+    timer t(ex);
+    BOOST_TEST((t.get_executor() == ex));
+    timer moved(std::move(t));
+    BOOST_TEST((moved.get_executor() == ex));
+    BOOST_TEST((t.get_executor() == ex));
+  }
+  timer from_pool(pool);
+  BOOST_TEST((from_pool.get_executor() == plain));
+  BOOST_TEST(!(from_pool.get_executor() == asio::any_io_executor(other.get_executor())));
+}
+
+// A context's own executor is kept as one word (detail::compact_executor),
+// and the service is found through the timer's home shard: a timer object is
+// its state (home, expiry, first and last wait) and that word.
+BOOST_AUTO_TEST_CASE(a_timer_object_is_five_words) {
+  BOOST_TEST(sizeof(timer) == 5 * sizeof(void*));
+}
+
 BOOST_AUTO_TEST_CASE(pool_shutdown_now_aborts_pending_wait) {
   scheduled_thread_pool pool(2);
   timer t(pool, far_away);
