@@ -260,7 +260,7 @@ std::size_t timer_shard::pending() const {
   // Waits in the inbox are started too. Only a lock holder takes them out,
   // so walking it under the lock is safe.
   std::size_t n = held_;
-  for (const wait_op_base* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->link) ++n;
+  for (const wait_op_base* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->link()) ++n;
   return n;
 }
 
@@ -320,10 +320,8 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
     if (timer != nullptr) timer->release_start_claim();
     return false;
   }
-  op.set_deadline(deadline);
-  op.set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
-  op.timer = timer;
-  op.next = nullptr;
+  op.set_deadline(deadline);  // its sequence is given where it is drained, in push order
+  if (timer != nullptr) op.set_last_of(timer);  // linked at the drain
   // A cancellation slot emitted while the wait starts: as under the lock,
   // the start sees the request or the slot sees the wait `unlocked` (and
   // then drains it itself, see cancel_wait). Both sequentially consistent.
@@ -337,7 +335,7 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   // freed on another thread at once, so nothing below touches it.
   wait_op_base* head = inbox_.load(std::memory_order_relaxed);
   do {
-    op.link = head;
+    op.set_link(head);
   } while (!inbox_.compare_exchange_weak(head, &op, std::memory_order_seq_cst, std::memory_order_relaxed));
   gate = gate_.load(std::memory_order_seq_cst);
   if (gate != gate_closed && due >= gate) {
@@ -376,8 +374,7 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     // An unlocked start of the same timer before this one is linked first.
     drain_inbox_locked(later);
     if (timer) op.set_deadline(timer->expiry.load(std::memory_order_relaxed));
-    op.set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
-    op.timer = timer;
+    op.set_sequence(next_sequence_++);
     index_.insert(&op);  // may throw: nothing changed yet
     if (held_ == 0) {
       try {
@@ -390,13 +387,15 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     ++held_;
     op.state.store(wait_state::queued);
     if (timer) {
-      op.next = nullptr;
+      op.set_last_of(timer);
       if (timer->last) {
-        timer->last->next = &op;
+        timer->last->set_next_wait(&op);
       } else {
         timer->first.store(&op, std::memory_order_relaxed);
       }
       timer->last = &op;
+    } else {
+      op.clear_timer();
     }
     if (op.cancel_requested.load()) {
       // Its slot was emitted while it was starting: cancelled before it was queued.
@@ -448,23 +447,22 @@ void timer_shard::forget_wakeup_locked(const task_ptr& w) noexcept {
 }
 
 void timer_shard::unlink_locked(wait_op_base& op) noexcept {
-  timer_impl* const t = op.timer;
+  timer_impl* const t = op.timer();
   if (t == nullptr) return;
   wait_op_base* prev = nullptr;
-  for (wait_op_base* p = t->first.load(std::memory_order_relaxed); p != nullptr; prev = p, p = p->next) {
+  for (wait_op_base* p = t->first.load(std::memory_order_relaxed); p != nullptr; prev = p, p = p->next_wait()) {
     if (p != &op) continue;
     if (t->last == &op) t->last = prev;
     if (prev) {
-      prev->next = op.next;
+      prev->skip(op);
     } else {
       // Release, and our last use of *t when it empties: the timer's thread
       // may go on without our lock (and destroy the timer) once it reads null.
-      t->first.store(op.next, std::memory_order_release);
+      t->first.store(op.next_wait(), std::memory_order_release);
     }
     break;
   }
-  op.next = nullptr;
-  op.timer = nullptr;  // unlinked for good: the timer may go away
+  op.clear_timer();  // unlinked for good: the timer may go away
 }
 
 void timer_shard::abort_locked(wait_op_base& op, after_unlock& later) noexcept {
@@ -506,18 +504,24 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
   inbox_count_.store(0, std::memory_order_relaxed);
   // Oldest first: the index then grows in start order, as under the lock.
   wait_op_base* p = nullptr;
-  while (newest != nullptr) p = std::exchange(newest, std::exchange(newest->link, p));
+  while (newest != nullptr) {
+    wait_op_base* const older = newest->link();
+    newest->set_link(p);
+    p = std::exchange(newest, older);
+  }
   while (p != nullptr) {
     wait_op_base& op = *p;
-    p = std::exchange(op.link, nullptr);
-    timer_impl* const timer = op.timer;
+    p = op.link();
+    op.set_link(nullptr);
+    timer_impl* const timer = op.timer();
     if (shutting_down_) {
       op.state.store(wait_state::finished, std::memory_order_relaxed);  // for cancel_wait's loop: gone
-      op.timer = nullptr;
+      op.clear_timer();
       if (timer) timer->release_start_claim();
       later.dropped.push_back(&op);  // Asio's rule for a context that is going
       continue;
     }
+    op.set_sequence(next_sequence_++);  // in push order: oldest first
     try {
       if (held_ == 0 && !work_) {
         // The shard let go of its last wait earlier in this section.
@@ -533,7 +537,7 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
       // Out of memory: the wait cannot be indexed, and its start has
       // returned already. It completes with operation_aborted.
       ++held_;
-      op.timer = nullptr;
+      op.clear_timer();
       if (timer) timer->release_start_claim();
       op.aborted = true;
       op.state.store(wait_state::aborted, std::memory_order_relaxed);
@@ -546,10 +550,11 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
     }
     ++held_;
     if (timer) {
-      // Linked last, as start() links, then the timer's claim is released:
-      // a cancel() that sees it released sees the wait linked.
+      // Linked last, as start() links (its next is the tagged timer already),
+      // then the timer's claim is released: a cancel() that sees it
+      // released sees the wait linked.
       if (timer->last) {
-        timer->last->next = &op;
+        timer->last->set_next_wait(&op);
       } else {
         timer->first.store(&op, std::memory_order_relaxed);
       }
@@ -658,7 +663,7 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   to.expiry.store(from.expiry.load(std::memory_order_relaxed), std::memory_order_relaxed);
   to.first.store(from.first.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
   to.last = std::exchange(from.last, nullptr);
-  for (wait_op_base* p = to.first.load(std::memory_order_relaxed); p != nullptr; p = p->next) p->timer = &to;
+  if (to.last) to.last->set_last_of(&to);  // where its waits find their timer
   from.expiry.store(time_point(), std::memory_order_relaxed);  // as if newly constructed
   lock.unlock();  // before `later` does its part
 }
@@ -1000,13 +1005,18 @@ void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept 
   std::size_t n = 0;
   index_.clear([&](index_node& node) {
     auto& op = static_cast<wait_op_base&>(node);
-    // Every queued wait goes, so every timer's list empties (a fired wait
-    // still linked finds itself gone from it when its delivery claims it).
-    if (op.timer) {
-      op.timer->last = nullptr;
-      op.timer->first.store(nullptr, std::memory_order_release);
+    // Every queued wait goes, so every timer's list empties. Its fired
+    // waits still linked (in delivery lists) are detached too: their
+    // deliveries must not look for a timer that may be gone by then.
+    if (timer_impl* const t = op.timer()) {
+      for (wait_op_base* w = t->first.load(std::memory_order_relaxed); w != nullptr;) {
+        wait_op_base* const after = w->next_wait();
+        w->clear_timer();
+        w = after;
+      }
+      t->last = nullptr;
+      t->first.store(nullptr, std::memory_order_release);
     }
-    op.timer = nullptr;
     out.push_back(&op);
     ++n;
   });

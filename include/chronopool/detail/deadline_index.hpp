@@ -67,9 +67,18 @@ class index_node {
   index_node& operator=(const index_node&) = delete;
   ~index_node() = default;
 
+  /// A node's sequence is read only by the index that holds it: before it
+  /// is inserted (its sequence set) and once it is out, its owner may keep a
+  /// list link in the same word (a timer wait does: see wait_op_base::link).
+  index_node* spare_link() const noexcept { return spare_link_; }
+  void set_spare_link(index_node* n) noexcept { spare_link_ = n; }
+
  private:
   std::atomic<time_point::rep> deadline_{0};
-  std::uint64_t sequence_ = 0;
+  union {
+    std::uint64_t sequence_ = 0;
+    index_node* spare_link_;
+  };
 };
 
 class deadline_index {

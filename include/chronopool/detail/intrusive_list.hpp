@@ -1,4 +1,4 @@
-// A FIFO of nodes linked through one of their own pointer members: pushing,
+// A FIFO of nodes linked through a pointer of their own: pushing,
 // popping and splitting allocate nothing and cannot fail, so a queue can take
 // work inside noexcept paths and under its lock. The nodes belong to whoever
 // put them in; the list only links them.
@@ -9,7 +9,15 @@
 
 namespace chronopool::detail {
 
-template <class Node, Node* Node::*Link>
+/// The link of a node kept in a pointer member.
+template <class Node, Node* Node::*Member>
+struct member_link {
+  static Node* get(const Node& n) noexcept { return n.*Member; }
+  static void set(Node& n, Node* to) noexcept { n.*Member = to; }
+};
+
+/// @p Link: get(node) and set(node, next), as member_link.
+template <class Node, class Link>
 class intrusive_list {
  public:
   intrusive_list() noexcept = default;
@@ -26,9 +34,9 @@ class intrusive_list {
   std::size_t size() const noexcept { return size_; }
 
   void push_back(Node* n) noexcept {
-    n->*Link = nullptr;
+    Link::set(*n, nullptr);
     if (tail_) {
-      tail_->*Link = n;
+      Link::set(*tail_, n);
     } else {
       head_ = n;
     }
@@ -39,9 +47,9 @@ class intrusive_list {
   /// Removes and returns the first node (the list must not be empty).
   Node* pop_front() noexcept {
     Node* const n = head_;
-    head_ = n->*Link;
+    head_ = Link::get(*n);
     if (head_ == nullptr) tail_ = nullptr;
-    n->*Link = nullptr;
+    Link::set(*n, nullptr);
     --size_;
     return n;
   }
@@ -49,11 +57,15 @@ class intrusive_list {
   /// Takes @p n out wherever it is; false when it is not in the list. O(n).
   bool remove(Node* n) noexcept {
     Node* prev = nullptr;
-    for (Node* p = head_; p != nullptr; prev = p, p = p->*Link) {
+    for (Node* p = head_; p != nullptr; prev = p, p = Link::get(*p)) {
       if (p != n) continue;
-      (prev ? prev->*Link : head_) = n->*Link;
+      if (prev) {
+        Link::set(*prev, Link::get(*n));
+      } else {
+        head_ = Link::get(*n);
+      }
       if (tail_ == n) tail_ = prev;
-      n->*Link = nullptr;
+      Link::set(*n, nullptr);
       --size_;
       return true;
     }
@@ -70,7 +82,7 @@ class intrusive_list {
   /// Calls @p f on every node, front to back; @p f must not relink them.
   template <class F>
   void for_each(F&& f) const {
-    for (Node* n = head_; n != nullptr; n = n->*Link) f(*n);
+    for (Node* n = head_; n != nullptr; n = Link::get(*n)) f(*n);
   }
 
   void swap(intrusive_list& o) noexcept {

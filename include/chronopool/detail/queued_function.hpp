@@ -38,7 +38,7 @@ class queued_function {
 };
 
 /// Queued functions in posting order.
-using function_list = intrusive_list<queued_function, &queued_function::next>;
+using function_list = intrusive_list<queued_function, member_link<queued_function, &queued_function::next>>;
 
 /// A queued_function holding @p Function, allocated with @p Allocator.
 template <class Function, class Allocator>

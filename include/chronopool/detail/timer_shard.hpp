@@ -78,7 +78,7 @@ struct native_poll;
 struct after_unlock;
 
 /// A list of waits in delivery order (linked through wait_op_base::link).
-using wait_list = intrusive_list<wait_op_base, &wait_op_base::link>;
+using wait_list = intrusive_list<wait_op_base, wait_op_base::list_link>;
 
 class timer_shard : public std::enable_shared_from_this<timer_shard> {
  public:
@@ -226,7 +226,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   mutable adaptive_mutex mutex_;  // guards everything below
   deadline_index index_;
-  std::atomic<std::uint64_t> sequence_{0};  // FIFO among equal deadlines; also taken without the lock
+  std::uint64_t next_sequence_ = 0;  // FIFO among equal deadlines (waits in the inbox take theirs as drained)
   wait_list batch_;              // cancelled waits waiting for delivery
   bool drain_posted_ = false;    // a function to deliver batch_ is on its way
   std::size_t held_ = 0;         // waits the shard holds (queued, batched, being handed on)

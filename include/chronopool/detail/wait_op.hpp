@@ -118,22 +118,56 @@ class wait_op_base : public index_node {
   void complete() { fn_(this, action::complete); }
   /// Destroys the handler uncalled and lets go of the wait.
   void discard() noexcept { fn_(this, action::discard); }
-  /// Drops one reference; the last frees the wait.
+  /// Drops one reference; the last frees the wait. Unshared (no
+  /// cancellation slot), the count stays 1 and no atomic write is needed;
+  /// shared, whoever reads 1 after the other's decrement frees it.
   void release() noexcept {
-    if (!shared_ || refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) fn_(this, action::release);
+    if (refs_.load(std::memory_order_acquire) == 1 || refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      fn_(this, action::release);
   }
 
-  /// The next of its timer's pending waits, while it is linked to the timer
-  /// (queued, or fired and not yet claimed by its delivery).
-  wait_op_base* next = nullptr;
-  /// The next in the delivery list it is in (the abort batch, a chunk of
-  /// fired waits) once it has left the index.
-  wait_op_base* link = nullptr;
-  /// The timer waited on while linked to it; null for a standalone wait
-  /// (async_sleep) and once unlinked.
-  timer_impl* timer = nullptr;
+  // ---- links. A wait is 56 bytes with an 8-byte handler, so that it takes
+  // a 64-byte block from malloc (a 72-byte one took 80): no word of it is
+  // kept for a state in which it is not used.
+
+  /// After its timer's next pending wait, or after its timer's last wait,
+  /// the timer itself, tagged: the wait's timer is found by walking to the
+  /// end of its timer's list (one step with one wait pending). While the
+  /// wait is in the shard's inbox, just the tagged timer it is to join.
+  /// Zero for a standalone wait (async_sleep) and once unlinked.
+  wait_op_base* next_wait() const noexcept {
+    return (next_ & timer_tag) != 0 ? nullptr : reinterpret_cast<wait_op_base*>(next_);
+  }
+  /// The timer waited on while linked to it (or about to be, in the inbox).
+  timer_impl* timer() const noexcept {
+    const wait_op_base* p = this;
+    while (p->next_ != 0 && (p->next_ & timer_tag) == 0) p = reinterpret_cast<const wait_op_base*>(p->next_);
+    return reinterpret_cast<timer_impl*>(p->next_ & ~timer_tag);
+  }
+  void set_next_wait(wait_op_base* n) noexcept { next_ = reinterpret_cast<std::uintptr_t>(n); }
+  /// Unlinks @p removed, the wait after this one.
+  void skip(const wait_op_base& removed) noexcept { next_ = removed.next_; }
+  /// Makes this the last wait of @p t (or, in the inbox, marks its timer).
+  void set_last_of(timer_impl* t) noexcept { next_ = reinterpret_cast<std::uintptr_t>(t) | timer_tag; }
+  /// Out of any timer's list: a standalone wait, or unlinked for good.
+  void clear_timer() noexcept { next_ = 0; }
+
+  /// The next in the list it is in: the shard's inbox before it is
+  /// indexed, or a delivery list (the abort batch, a chunk of fired waits)
+  /// once it has left the index. Kept in the word of the sequence, which
+  /// only the index reads.
+  wait_op_base* link() const noexcept { return static_cast<wait_op_base*>(spare_link()); }
+  void set_link(wait_op_base* n) noexcept { set_spare_link(n); }
+  struct list_link {
+    static wait_op_base* get(const wait_op_base& n) noexcept { return n.link(); }
+    static void set(wait_op_base& n, wait_op_base* to) noexcept { n.set_link(to); }
+  };
 
  private:
+  static constexpr std::uintptr_t timer_tag = 1;
+  static_assert(alignof(timer_impl) > timer_tag);
+
+  std::uintptr_t next_ = 0;
   fn_type fn_;
 
  public:
@@ -151,15 +185,10 @@ class wait_op_base : public index_node {
   explicit wait_op_base(fn_type fn) noexcept : fn_(fn) {}
   ~wait_op_base() = default;
 
-  bool shared() const noexcept { return shared_; }
   /// A cancellation slot's handler holds a second reference.
-  void share() noexcept {
-    shared_ = true;
-    refs_.store(2, std::memory_order_relaxed);
-  }
+  void share() noexcept { refs_.store(2, std::memory_order_relaxed); }
 
  private:
-  bool shared_ = false;
   std::atomic<std::uint8_t> refs_{1};
 };
 
@@ -234,7 +263,7 @@ class wait_op final : public wait_op_base {
   /// (we are on the initiating thread, where the slot's signal is known to
   /// be alive), then drop the wait uncalled.
   void abandon() noexcept {
-    if (shared()) boost::asio::get_associated_cancellation_slot(handler_).clear();
+    if (auto slot = boost::asio::get_associated_cancellation_slot(handler_); slot.is_connected()) slot.clear();
     discard();
   }
 

@@ -195,6 +195,17 @@ BOOST_AUTO_TEST_CASE(a_timer_object_is_five_words) {
   BOOST_TEST(sizeof(timer) == 5 * sizeof(void*));
 }
 
+// A wait with a one-pointer handler takes 7 words, so that malloc gives it a
+// 64-byte block (the list links share words with what is not in use then).
+BOOST_AUTO_TEST_CASE(a_wait_with_a_one_pointer_handler_is_seven_words) {
+  struct one_pointer_handler {
+    int* p;
+    void operator()(const boost::system::error_code&) const {}
+  };
+  BOOST_TEST(sizeof(chronopool::detail::wait_op<one_pointer_handler, asio::any_io_executor, false>) ==
+             7 * sizeof(void*));
+}
+
 BOOST_AUTO_TEST_CASE(pool_shutdown_now_aborts_pending_wait) {
   scheduled_thread_pool pool(2);
   timer t(pool, far_away);
