@@ -84,13 +84,15 @@ class compact_executor<boost::asio::any_io_executor> {
     // property preferred must come back from get() with it.
     // By the target's type and the context query rather than through
     // target<>(): GCC 12 then sees no read of a target that is not there.
-    if (ex.target_type() == typeid(io_executor)) {
-      auto& ctx = static_cast<boost::asio::io_context&>(boost::asio::query(ex, boost::asio::execution::context));
-      if (ex == boost::asio::any_io_executor(ctx.get_executor())) return reinterpret_cast<std::uintptr_t>(&ctx) | io_kind;
-    } else if (ex.target_type() == typeid(pool_executor)) {
-      auto& ctx = static_cast<scheduled_thread_pool&>(boost::asio::query(ex, boost::asio::execution::context));
-      if (ex == boost::asio::any_io_executor(ctx.get_executor())) return reinterpret_cast<std::uintptr_t>(&ctx) | pool_kind;
-    }
+    if (ex.target_type() == typeid(io_executor)) return fold<boost::asio::io_context>(ex, io_kind);
+    if (ex.target_type() == typeid(pool_executor)) return fold<scheduled_thread_pool>(ex, pool_kind);
+    return box(ex);
+  }
+  /// @p ex's context tagged @p k when @p ex is that context's own executor, else a boxed copy.
+  template <class Context>
+  static std::uintptr_t fold(const boost::asio::any_io_executor& ex, kind k) {
+    auto& ctx = static_cast<Context&>(boost::asio::query(ex, boost::asio::execution::context));
+    if (ex == boost::asio::any_io_executor(ctx.get_executor())) return reinterpret_cast<std::uintptr_t>(&ctx) | k;
     return box(ex);
   }
   static std::uintptr_t box(const boost::asio::any_io_executor& ex) {
