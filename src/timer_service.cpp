@@ -29,7 +29,9 @@ std::size_t shard_count() noexcept {
 timer_service::timer_service(boost::asio::execution_context& ctx)
     : boost::asio::execution_context::service(ctx), context_(ctx) {
   shards_.reserve(shard_count());
-  for (std::size_t i = shard_count(); i > 0; --i) shards_.push_back(std::make_shared<detail::timer_shard>(ctx, *this));
+  for (std::size_t i = shard_count(); i > 0; --i)
+    shards_.push_back(std::make_shared<detail::timer_shard>(ctx, *this, poller_));
+  poller_.attach(shards_);
 }
 
 timer_service::~timer_service() = default;
@@ -54,8 +56,10 @@ bool timer_service::driven_by_pool() const noexcept { return pool_set_.load(); }
 void timer_service::set_poll_window(std::chrono::nanoseconds window) {
   if (window < std::chrono::nanoseconds::zero() || window > std::chrono::milliseconds(1))
     throw std::invalid_argument("chronopool::set_poll_window: the window must be between 0 and 1 ms");
-  for (const auto& shard : shards_) shard->set_poll_window(window);
+  poller_.set_window(window);
 }
+
+std::uint64_t timer_service::poll_starts() const noexcept { return poller_.starts(); }
 
 std::size_t timer_service::pending_waits() const {
   std::size_t n = 0;

@@ -2,7 +2,6 @@
 #include <chronopool/detail/timer_shard.hpp>
 
 #include <chronopool/detail/cpu_relax.hpp>
-#include <chronopool/detail/kernel_timer_cost.hpp>
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/run_state.hpp>
@@ -119,23 +118,34 @@ struct native_wakeup {
   boost::asio::steady_timer timer;
 };
 
-/// Native mode's wake-up for a deadline nearer than arming the native timer
-/// would cost: a function on the context that re-checks the clock and puts
-/// itself back behind the context's other work (as a continuation, so it
-/// stays on the thread that runs it and wakes no other) until the deadline
-/// comes or a newer wake-up supersedes it. It does not take the shard's
-/// lock until then.
+/// The service's poll (see native_poller.hpp) as a function on the context:
+/// one turn, then back behind the context's other work (as a continuation,
+/// so it stays on the thread that runs it and wakes no other) until no
+/// deadline is near. A turn takes no shard's lock until a gate has passed.
 struct native_poll {
-  timer_shard* shard;
-  std::uint64_t generation;
-  time_point due;
+  native_poller* poller;
+  timer_shard* via;  // queued on its context executor (every shard's is the same)
 
   void operator()() const {
-    if (shard->generation_.load(std::memory_order_relaxed) == generation && clock::now() < due) {
-      shard->repost_poll(*this);
-      return;
+    bool more = true;
+    try {
+      more = poller->turn();
+    } catch (...) {
+      // A handler completed inline threw: the poll goes on behind it, as
+      // the rest of a delivery does.
+      requeue();
+      throw;
     }
-    shard->on_native_expiry(generation, false);
+    if (more) requeue();
+  }
+
+  void requeue() const noexcept {
+    try {
+      via->repost_poll(*this);
+    } catch (...) {
+      // Out of memory: stop, so that the next near deadline starts a poll again.
+      poller->unclaim();
+    }
   }
 };
 
@@ -224,8 +234,8 @@ struct after_unlock {
 
 // ---- set-up -------------------------------------------------------------------------
 
-timer_shard::timer_shard(boost::asio::execution_context& ctx, timer_service& service)
-    : context_(ctx), service_(service) {}
+timer_shard::timer_shard(boost::asio::execution_context& ctx, timer_service& service, native_poller& poller)
+    : context_(ctx), service_(service), poller_(poller) {}
 
 timer_shard::~timer_shard() = default;
 
@@ -238,11 +248,6 @@ void timer_shard::use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool
   std::lock_guard lock(mutex_);
   pool_ = std::move(pool);
   context_is_pool_ = context_is_pool;
-}
-
-void timer_shard::set_poll_window(duration window) {
-  std::lock_guard lock(mutex_);
-  poll_window_ = window;
 }
 
 std::uint64_t timer_shard::unlocked_starts() const {
@@ -856,10 +861,11 @@ void timer_shard::arm_native_locked(time_point t) {
     post_collect_locked(t);
     return;
   }
-  if (t - now <= std::max(near_kernel_timer_cost(), poll_window_)) {
+  if (poller_.covers(t - now)) {
     // Sleeping would cost more than waiting: the arming thread would spend
     // longer in the kernel than the deadline is away, and the wake-up's own
-    // latency would come on top. Polling spends at most what arming would.
+    // latency would come on top. Polling spends at most what arming would
+    // (a poll already running: what arming and the wake-up would).
     poll_native_locked(t);
     return;
   }
@@ -871,7 +877,7 @@ void timer_shard::arm_native_locked(time_point t) {
   // With a poll window, wake a window early (the expiry finds nothing due
   // and re-arms, which then polls): the kernel's wake-up latency is spent
   // before the deadline instead of after it.
-  const time_point fire_at = t - poll_window_;
+  const time_point fire_at = t - poller_.window();
   native_->timer.expires_at(fire_at);  // cancels the previous native wait, if any
   native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
     // An aborted native wait (re-armed, or the shard going) touches nothing.
@@ -883,9 +889,20 @@ void timer_shard::arm_native_locked(time_point t) {
 }
 
 void timer_shard::poll_native_locked(time_point t) {
-  armed_ = false;  // until the post is in place (it may throw)
-  const std::uint64_t generation = generation_.fetch_add(1, std::memory_order_relaxed) + 1;
-  repost_poll(native_poll{this, generation, t});  // never runs here: only queued
+  armed_ = false;  // until the poll is sure to come (queuing it may throw)
+  generation_.fetch_add(1, std::memory_order_relaxed);  // a native wait pending goes stale
+  // The gate before the claim (publish_gate_locked() stores the same value
+  // after us): a poll that is stopping sees it, or we see it stopped.
+  gate_.store(t.time_since_epoch().count(), std::memory_order_seq_cst);
+  if (poller_.claim()) {
+    try {
+      repost_poll(native_poll{&poller_, this});  // never runs here: only queued
+    } catch (...) {
+      poller_.unclaim();
+      publish_gate_locked();  // back to what is armed (nothing)
+      throw;
+    }
+  }
   armed_ = true;
   armed_at_ = t;
 }

@@ -1,6 +1,7 @@
 // chronopool::timer_service — the Asio service behind chronopool's timers.
 #pragma once
 
+#include <chronopool/detail/native_poller.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/timer_shard.hpp>
 #include <chronopool/detail/wait_op.hpp>
@@ -33,10 +34,11 @@ class scheduled_thread_pool;
 ///
 /// Which threads run what:
 /// - On any context but a pool (an io_context): the waits are driven on that
-///   context's own threads: one native Asio timer is armed at the earliest
-///   deadline and re-armed only when it moves earlier (a deadline nearer than
-///   arming costs, or than set_poll_window, is polled for by a function on
-///   the context instead); when it fires, the due
+///   context's own threads: one native Asio timer per shard is armed at its
+///   earliest deadline and re-armed only when that moves earlier (a deadline
+///   nearer than arming costs, or than set_poll_window, is polled for
+///   instead, by one function on the context that serves every shard while
+///   any of them has a deadline that near); when it fires, the due
 ///   waits are completed right there (a handler whose executor is that
 ///   context is called directly, with no hop); a burst of more than 16 is
 ///   shared with the context's other threads in chunks posted in order.
@@ -89,6 +91,10 @@ class timer_service : public boost::asio::execution_context::service {
   /// lock-free and taken into the shard by whoever locks it next), counted
   /// as they are taken in.
   std::uint64_t unlocked_starts() const;
+  /// Diagnostics: how many times a poll for a near deadline was started
+  /// (native mode). One poll serves every timer of the context: a deadline
+  /// that comes near while it runs does not start another.
+  std::uint64_t poll_starts() const noexcept;
 
   // ---- per-object operations (the I/O object forwards to these) -------------
   void construct(implementation_type& impl) noexcept {
@@ -205,6 +211,7 @@ class timer_service : public boost::asio::execution_context::service {
   void learn_executor(const boost::asio::any_io_executor& ex);
 
   boost::asio::execution_context& context_;
+  detail::native_poller poller_;  // before the shards, which refer to it
   std::vector<std::shared_ptr<detail::timer_shard>> shards_;  // fixed at construction
   std::atomic<std::size_t> next_shard_{0};
   std::atomic<bool> context_known_{false};

@@ -7,7 +7,8 @@
 //   index's wake time and re-armed only when that moves earlier; it fires on
 //   a thread of the context, which completes the due waits right there. A
 //   wake time nearer than arming the timer costs (measured) or than the poll
-//   window is polled for by a function deferred on the context instead;
+//   window is polled for instead, by the service's one poll (native_poller),
+//   which serves every shard's due waits;
 // - pool: a small internal task in a scheduled_thread_pool's queue, due at
 //   the wake time and replaced by an earlier one when the wake time moves
 //   earlier; a pool worker runs it. When the context is the pool itself the
@@ -52,6 +53,7 @@
 #include <chronopool/detail/adaptive_mutex.hpp>
 #include <chronopool/detail/deadline_index.hpp>
 #include <chronopool/detail/intrusive_list.hpp>
+#include <chronopool/detail/native_poller.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/detail/wait_op.hpp>
 
@@ -82,7 +84,7 @@ using wait_list = intrusive_list<wait_op_base, wait_op_base::list_link>;
 
 class timer_shard : public std::enable_shared_from_this<timer_shard> {
  public:
-  timer_shard(boost::asio::execution_context& ctx, timer_service& service);
+  timer_shard(boost::asio::execution_context& ctx, timer_service& service, native_poller& poller);
   ~timer_shard();
   timer_shard(const timer_shard&) = delete;
   timer_shard& operator=(const timer_shard&) = delete;
@@ -93,9 +95,6 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void set_context_executor(const boost::asio::any_io_executor& ex);
   /// Drive this shard's waits by @p pool's threads instead of a native timer.
   void use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool);
-  /// Native mode: poll for deadlines nearer than @p window (or than what
-  /// arming the native timer costs, when that is more).
-  void set_poll_window(duration window);
   bool driven_by_pool() const;
   /// The service this shard belongs to: a timer object finds its service
   /// through its home shard instead of keeping a pointer of its own.
@@ -135,6 +134,12 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// The context is being destroyed: drop every wait uncalled (Asio's rule),
   /// wait for deliveries under way on other threads, refuse new waits.
   void shutdown() noexcept;
+
+  // ---- for the service's poll (native mode) ----------------------------------
+  /// The time the shard's wake-up is armed for (time_point::max() when none).
+  time_point gate() const noexcept { return time_point(duration(gate_.load(std::memory_order_seq_cst))); }
+  /// The poll found the gate passed: does what the wake-up would.
+  void serve_due() { on_native_expiry(generation_.load(std::memory_order_relaxed), false); }
 
   // ---- for the pool wake-up task and the delivery functions -----------------
   void on_wakeup(shard_wakeup& w);
@@ -203,8 +208,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Posts a function to the context that collects the waits due at @p t
   /// (already due): the wake-up of a zero sleep, in either mode.
   void post_collect_locked(time_point t);
-  /// Native mode, @p t nearer than arming the native timer costs: a function
-  /// on the context polls the clock until @p t, then collects.
+  /// Native mode, @p t nearer than arming the native timer costs: left to
+  /// the service's poll (started if none runs), which collects at @p t.
   void poll_native_locked(time_point t);
   /// Queues @p p on the context behind its other work, as a continuation.
   void repost_poll(const native_poll& p);
@@ -223,6 +228,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   boost::asio::execution_context& context_;
   timer_service& service_;
+  native_poller& poller_;
 
   mutable adaptive_mutex mutex_;  // guards everything below
   deadline_index index_;
@@ -242,11 +248,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool native_waiting_ = false;  // the native timer may have a wait pending
   bool armed_ = false;           // a wake-up (native or posted) is on its way, for armed_at_
   time_point armed_at_{};
-  duration poll_window_{0};  // set_poll_window()
   // Tells stale native expiries from the current one. Changed under the
-  // lock; atomic so that a polling function checks it without the lock, on
-  // a cache line of its own: the poll reads it in a loop while submitting
-  // threads write the fields around it.
+  // lock; atomic so that the poll reads it without the lock, on a cache line
+  // of its own, away from the fields submitting threads write.
   alignas(64) std::atomic<std::uint64_t> generation_{0};
   char generation_line_end_[64 - sizeof(std::atomic<std::uint64_t>)];
 

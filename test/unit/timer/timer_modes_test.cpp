@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -1007,6 +1008,81 @@ BOOST_AUTO_TEST_CASE(polled_waits_on_two_io_threads_each_complete_once) {
   for (std::size_t i = 0; i < n; ++i)
     if (calls[i].load() != (i % 2 == 0 ? 2 : 1)) ++wrong;
   BOOST_TEST(wrong == 0);
+}
+
+namespace {
+
+/// A timer made on a thread of its own, which takes the next shard of the
+/// service (a different one from the calling thread's when the machine has
+/// two cores or more), with a wait started there.
+std::unique_ptr<timer> timer_started_on_another_thread(asio::io_context& io, steady::duration in,
+                                                       std::function<void(const error_code&)> handler) {
+  std::unique_ptr<timer> t;
+  std::thread([&] {
+    t = std::make_unique<timer>(io, steady::now() + in);
+    t->async_wait(std::move(handler));
+  }).join();
+  return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(one_poll_serves_the_near_waits_of_every_shard) {
+  // Two waits in two shards, both nearer than the window: the second finds
+  // the poll the first started and starts none of its own, so the poll must
+  // complete it (it has no other wake-up). Once nothing is near the poll
+  // stops, and the next near wait starts a new one.
+  if (std::thread::hardware_concurrency() < 2) BOOST_TEST_MESSAGE("one core: one shard, a weaker check");
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  auto& service = asio::use_service<chronopool::timer_service>(io);
+  timeliness check;
+  int calls = 0;
+  timer here(io, steady::now() + 700us);
+  here.async_wait([&](const error_code& ec) {
+    check.record(here, ec);
+    ++calls;
+  });
+  timer* there_ptr = nullptr;
+  auto there = timer_started_on_another_thread(io, 800us, [&](const error_code& ec) {
+    check.record(*there_ptr, ec);
+    ++calls;
+  });
+  there_ptr = there.get();
+  BOOST_TEST(service.poll_starts() == 1u);
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(calls == 2);
+  BOOST_TEST(check.failures.load() == 0);
+  BOOST_TEST(check.early.load() == 0);
+
+  io.restart();
+  here.expires_after(300us);
+  here.async_wait([&](const error_code& ec) {
+    check.record(here, ec);
+    ++calls;
+  });
+  BOOST_TEST(service.poll_starts() == 2u);
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(calls == 3);
+  BOOST_TEST(check.early.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_handler_that_throws_inside_the_poll_leaves_it_polling) {
+  // As with Asio's handlers, the exception leaves run(); the poll is queued
+  // again before it does, so the other shard's near wait still completes
+  // when run() is called again, without a new poll.
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  auto& service = asio::use_service<chronopool::timer_service>(io);
+  timer thrower(io, steady::now() + 300us);
+  thrower.async_wait([](const error_code&) { throw std::runtime_error("from a polled handler"); });
+  sync_outcome other;
+  auto there = timer_started_on_another_thread(io, 900us, other.handler());
+  BOOST_CHECK_THROW(io.run_for(long_wait), std::runtime_error);
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(other.calls() == 1);
+  BOOST_TEST(!other.ec());
+  BOOST_TEST(service.poll_starts() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
