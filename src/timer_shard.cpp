@@ -346,25 +346,24 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   if (gate != gate_closed && due >= gate) {
     // The armed wake-up (or a drain before it) takes it. A long inbox is
     // drained here if the lock is free; else its holder drains it.
-    if (inbox_count_.fetch_add(1, std::memory_order_relaxed) + 1 >= inbox_drain_batch && mutex_.try_lock()) {
-      after_unlock later(*this);
-      {
-        std::lock_guard lock(mutex_, std::adopt_lock);
-        rewake_locked(later, true);
-      }
-      later.run_best_effort();
+    if (inbox_count_.fetch_add(1, std::memory_order_relaxed) + 1 >= inbox_drain_batch) {
+      if (std::unique_lock lock(mutex_, std::try_to_lock); lock.owns_lock()) drain_and_rewake(std::move(lock));
     }
     return true;
   }
   // The wake-up moved meanwhile (fired, re-armed later, or the shard is going)
   // and its drain may have come before our push: see to it under the lock.
+  drain_and_rewake(std::unique_lock(mutex_));
+  return true;
+}
+
+void timer_shard::drain_and_rewake(std::unique_lock<adaptive_mutex> lock) noexcept {
   after_unlock later(*this);
   {
-    std::lock_guard lock(mutex_);
+    const std::unique_lock held(std::move(lock));
     rewake_locked(later, true);
   }
   later.run_best_effort();
-  return true;
 }
 
 timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer) {

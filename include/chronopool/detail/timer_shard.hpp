@@ -176,6 +176,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// start() without the lock (see the file comment); false when the wait
   /// does not qualify and must start under the lock.
   bool try_start_unlocked(wait_op_base& op, timer_impl* timer) noexcept;
+  /// Takes the inbox in and re-arms under @p lock (held), then runs what
+  /// that leaves for after the unlock: the unlocked start's way of seeing to
+  /// the shard.
+  void drain_and_rewake(std::unique_lock<adaptive_mutex> lock) noexcept;
   /// Moves the waits started without the lock into the index (in a shutdown,
   /// into @p later's list of waits dropped uncalled); whether there were any.
   bool drain_inbox_locked(after_unlock& later) noexcept;
