@@ -116,6 +116,10 @@ class deadline_index {
 
   std::size_t size() const noexcept { return heap_.size() + tier_count_ + never_.size(); }
   bool empty() const noexcept { return size() == 0; }
+  /// Diagnostics: the bytes its buffers hold. Erasing nodes gives most of a
+  /// tier bucket's or the "never" list's buffer back once it is less than a
+  /// 64th full (not the heap's: it empties as its nodes fire).
+  std::size_t reserved_bytes() const noexcept;
 
   /// Inserts @p n by its key. Strong guarantee: when an allocation fails,
   /// nothing changed.

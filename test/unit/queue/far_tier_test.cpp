@@ -3,6 +3,8 @@
 // (deadline, sequence) order throughout.
 #include "queue_test_support.hpp"
 
+#include <chronopool/detail/deadline_index.hpp>
+
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -154,6 +156,42 @@ BOOST_AUTO_TEST_CASE(remove_if_and_drain_reach_tasks_in_the_tier_and_the_never_l
   for (const auto& t : rest) BOOST_TEST(t->sequence() % 2 == 0u);
   BOOST_TEST(q.empty());
   BOOST_TEST(q.check_invariants());
+}
+
+namespace {
+
+struct bare_node : cpd::index_node {};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(erasing_most_far_nodes_gives_the_buffers_back) {
+  // 40,000 nodes an hour out, 40,000 four hours out (other buckets), 1,000
+  // "never": once all but a few are erased, the index holds a small part of
+  // its peak, and what is left is still in order.
+  cpd::deadline_index index;
+  const time_point now = clock::now();
+  index.advance(now);
+  std::vector<bare_node> nodes(81'000);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const time_point d = i < 40'000   ? time_point(now + 1h + std::chrono::microseconds(i))
+                         : i < 80'000 ? time_point(now + 4h + std::chrono::microseconds(i))
+                                      : time_point::max();
+    nodes[i].set_deadline(d);
+    nodes[i].set_sequence(i);
+    index.insert(&nodes[i]);
+  }
+  const std::size_t peak = index.reserved_bytes();
+  BOOST_TEST(peak >= 80'000 * sizeof(cpd::index_node*));
+  // Keep every 1000th node; erase the rest, the last first.
+  for (std::size_t i = nodes.size(); i-- > 0;)
+    if (i % 1000 != 0) BOOST_TEST_REQUIRE(index.erase(nodes[i]));
+  BOOST_TEST(index.size() == 81u);
+  BOOST_TEST(index.check_invariants());
+  BOOST_TEST(index.reserved_bytes() * 8 <= peak);
+  std::vector<cpd::index_node*> left;
+  while (cpd::index_node* n = index.pop_first()) left.push_back(n);
+  BOOST_TEST(left.size() == 81u);
+  for (std::size_t k = 0; k < left.size(); ++k) BOOST_TEST(left[k] == &nodes[k * 1000]);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
