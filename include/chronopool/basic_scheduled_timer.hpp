@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -30,6 +31,8 @@ namespace chronopool {
 ///   completes each wait exactly once, with success or operation_aborted.
 /// - Durations and time points of any unit are converted with saturation: a
 ///   duration::max() expiry means "never" and does not overflow.
+/// - expires_at() and expires_after() take an optional leeway: expiries in
+///   the same leeway-wide slot become one deadline, and so one wake-up.
 /// Only steady_clock is supported: deadlines are kept on steady time, and no
 /// wall-clock timer is offered because chronopool does not follow clock
 /// changes after a wait is armed.
@@ -133,6 +136,29 @@ class basic_scheduled_timer {
     return service().expires_at(impl_, from_now(expiry_time));
   }
 
+  /// Sets the expiry to @p expiry_time moved up to the end of its
+  /// @p leeway-wide slot (slots are multiples of @p leeway on the steady
+  /// clock's epoch), cancelling pending waits; returns how many were
+  /// cancelled. Timers whose expiries land in the same slot share one
+  /// deadline, so one wake-up completes them all (in the order their waits
+  /// started, within a shard): heartbeats and idle timeouts that need not
+  /// be exact cost far fewer wake-ups. A wait completes no earlier than
+  /// @p expiry_time and less than @p leeway after it (plus the usual
+  /// latency); expiry() returns the rounded time. A zero leeway is an exact
+  /// expiry; a negative one throws std::invalid_argument. Rounding past the
+  /// clock's range saturates to "never".
+  template <class Duration, class Rep, class Period>
+  std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time,
+                         const std::chrono::duration<Rep, Period>& leeway) {
+    return service().expires_at(impl_, detail::round_up_to_slot(to_time_point(expiry_time), checked_leeway(leeway)));
+  }
+  /// expires_at(now + @p expiry_time, @p leeway), saturating.
+  template <class Rep1, class Period1, class Rep2, class Period2>
+  std::size_t expires_after(const std::chrono::duration<Rep1, Period1>& expiry_time,
+                            const std::chrono::duration<Rep2, Period2>& leeway) {
+    return service().expires_at(impl_, detail::round_up_to_slot(from_now(expiry_time), checked_leeway(leeway)));
+  }
+
   /// Blocks until the timer expires.
   void wait() {
     boost::system::error_code ec;
@@ -190,6 +216,14 @@ class basic_scheduled_timer {
   template <class Rep, class Period>
   static detail::time_point from_now(const std::chrono::duration<Rep, Period>& d) {
     return detail::saturating_add(clock_type::now(), detail::saturating_duration(d, "expiry"));
+  }
+
+  /// A leeway of any unit, saturating; negative ones (and NaN) are rejected.
+  template <class Rep, class Period>
+  static detail::duration checked_leeway(const std::chrono::duration<Rep, Period>& leeway) {
+    const detail::duration l = detail::saturating_duration(leeway, "leeway");
+    if (l < detail::duration::zero()) throw std::invalid_argument("chronopool: a timer's leeway must not be negative");
+    return l;
   }
 
   static timer_service& service_for(const executor_type& ex) {

@@ -101,4 +101,19 @@ time_point steady_deadline_of(std::chrono::time_point<Clock, Duration> t, const 
 /// True for the sentinel deadline that means "never".
 constexpr bool is_never(time_point t) noexcept { return t == time_point::max(); }
 
+/// @p t moved up to the next multiple of @p leeway on the clock's epoch (@p t
+/// itself when it is one): every time point in the same leeway-wide slot
+/// maps to the slot's end, so deadlines that land in one slot become one
+/// deadline. A leeway of zero (or less) leaves @p t as it is; "never" stays
+/// "never", and a slot end past the clock's range saturates to it.
+constexpr time_point round_up_to_slot(time_point t, duration leeway) noexcept {
+  if (leeway <= duration::zero() || is_never(t)) return t;
+  const duration::rep l = leeway.count();
+  const duration::rep since = t.time_since_epoch().count();
+  duration::rep into = since % l;
+  if (into == 0) return t;
+  if (into < 0) into += l;  // floor modulo before the epoch (|into| < l: no overflow)
+  return saturating_add(t, duration(l - into));
+}
+
 }  // namespace chronopool::detail

@@ -182,4 +182,32 @@ BOOST_AUTO_TEST_CASE(deadline_after_and_never) {
              ticks(now));
 }
 
+BOOST_AUTO_TEST_CASE(round_up_to_slot_moves_a_time_to_the_end_of_its_slot) {
+  const duration ms(1'000'000);
+  // Inside a slot: up to its end; on a slot boundary: unchanged.
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(1)), ms)) == 1'000'000);
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(999'999)), ms)) == 1'000'000);
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(1'000'000)), ms)) == 1'000'000);
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(1'000'001)), ms)) == 2'000'000);
+  // Before the epoch, still up (floor modulo), never down.
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(-1)), ms)) == 0);
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(-1'000'001)), ms)) == -1'000'000);
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point::min(), ms)) >= ticks(time_point::min()));
+  // No leeway: exact.
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(123)), duration::zero())) == 123);
+  BOOST_TEST(ticks(cpd::round_up_to_slot(time_point(duration(123)), duration(-5))) == 123);
+  // "Never" stays never; a slot end past the range saturates to never, not
+  // into the past.
+  BOOST_TEST(cpd::is_never(cpd::round_up_to_slot(time_point::max(), ms)));
+  BOOST_TEST(cpd::is_never(cpd::round_up_to_slot(time_point::max() - duration(1), ms)));
+  BOOST_TEST(cpd::is_never(cpd::round_up_to_slot(time_point(duration(1)), duration::max())));
+  // Any two times in one slot become one time; the slot after is another.
+  const time_point now = clock::now();
+  const time_point end = cpd::round_up_to_slot(now, ms);
+  BOOST_TEST(ticks(end) >= ticks(now));
+  BOOST_TEST(ticks(end) - ticks(now) < 1'000'000);
+  BOOST_TEST(ticks(cpd::round_up_to_slot(end - duration(999'999), ms)) == ticks(end));
+  BOOST_TEST(ticks(cpd::round_up_to_slot(end + duration(1), ms)) == ticks(end) + 1'000'000);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
