@@ -7,13 +7,14 @@ namespace bench {
 std::span<const workload_def> all_workloads() {
   // Memory-heavy workloads first: the process's peak RSS is then set by the
   // workload that owns it (each run still reports its own delta).
-  static const std::array<workload_def, 7> defs{{
+  static const std::array<workload_def, 8> defs{{
       {"fire", "N one-shot timers spread over a window; submit cost, lateness, peak RSS", fire_cases},
       {"timeout", "M outstanding 30 s timeouts; re-arm (cancel old + arm new) cost from T threads", timeout_cases},
       {"cancel", "N far-future timers armed, then all cancelled; ns/op and RSS", cancel_cases},
       {"memory", "bytes per pending timer (RSS delta / N)", memory_cases},
       {"periodic", "K fixed-rate tasks at 10 ms; ticks done and drift from the ideal schedule", periodic_cases},
       {"sleep", "a coroutine sleeping 0 and 1 ms in a loop; round trip and lateness", sleep_cases},
+      {"coalesce", "N timers due over a window, exact and with a leeway; wake-ups, CPU, lateness", coalesce_cases},
       {"post", "post from T threads into the pool; ns per function", post_cases},
   }};
   return defs;
