@@ -199,6 +199,16 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, dsec(not_a_number), noop); }},
       {"chronopool::schedule_at_fixed_rate(executor)", "jitter = 2", ia, {"jitter"},
        [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, noop, bad_jitter(2.0)); }},
+      {"steady_timer::expires_after", "leeway < 0", ia, {"leeway", "negative"},
+       [&] {
+         chronopool::steady_timer t(io);
+         t.expires_after(1s, -1ns);
+       }},
+      {"steady_timer::expires_at", "leeway = NaN", ia, {"leeway", "NaN"},
+       [&] {
+         chronopool::steady_timer t(io);
+         t.expires_at(steady::now(), dsec(not_a_number));
+       }},
       {"periodic_timer", "period = 0", ia, {"periodic_timer", "period"},
        [&] { chronopool::periodic_timer t(io.get_executor(), 0ms); }},
       {"periodic_timer", "period < 0", ia, {"periodic_timer", "period"},
