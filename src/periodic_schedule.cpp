@@ -24,6 +24,12 @@ void validate_periodic(duration period, const periodic_options& options, const c
     throw std::invalid_argument(std::string("chronopool: ") + where + ": period must be positive");
   if (!(options.jitter >= 0.0 && options.jitter < 1.0))  // also rejects NaN
     throw std::invalid_argument(std::string("chronopool: ") + where + ": jitter must be in [0, 1)");
+  if (options.leeway < duration::zero() || options.leeway >= period)
+    throw std::invalid_argument(std::string("chronopool: ") + where + ": leeway must be in [0, period)");
+}
+
+time_point run_deadline(time_point ideal, duration period, double jitter, duration leeway) noexcept {
+  return round_up_to_slot(saturating_add(ideal, jitter_offset(period, jitter)), leeway);
 }
 
 duration jitter_offset(duration period, double fraction) noexcept {

@@ -33,7 +33,8 @@ void task_base::set_periodic(duration period, time_point first, const periodic_o
   continue_after_error_ = opts.continue_after_error;
   missed_ticks_ = opts.missed_ticks;
   jitter_ = opts.jitter;
-  set_deadline(saturating_add(first, jitter_offset(period, jitter_)));
+  leeway_ = opts.leeway;
+  set_deadline(run_deadline(first, period, jitter_, leeway_));
 }
 
 bool task_base::try_start() noexcept {
@@ -69,7 +70,7 @@ time_point task_base::next_deadline(time_point started, time_point finished) noe
   ideal_ = kind_ == task_kind::fixed_delay
                ? saturating_add(finished, period_)
                : next_fixed_rate_instant(ideal_, period_, started, finished, missed_ticks_);
-  return saturating_add(ideal_, jitter_offset(period_, jitter_));
+  return run_deadline(ideal_, period_, jitter_, leeway_);
 }
 
 void task_base::finish_run(std::exception_ptr error, time_point started) noexcept {

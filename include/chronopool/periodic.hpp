@@ -55,7 +55,7 @@ class periodic_state final : public periodic_state_base,
   /// Waits for the instant @p ideal (plus jitter) on the executor's context.
   void arm(time_point ideal) {
     ideal_ = ideal;
-    timer_.expires_at(saturating_add(ideal, jitter_offset(period_, options_.jitter)));
+    timer_.expires_at(run_deadline(ideal, period_, options_.jitter, options_.leeway));
     auto self = this->shared_from_this();
     timer_.async_wait([self](const boost::system::error_code& ec) { self->on_tick(ec); });
     // A cancel() that ran between on_tick's check and this wait found

@@ -1,6 +1,7 @@
 // Per-task options for periodic scheduling.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 namespace chronopool {
@@ -32,6 +33,15 @@ struct periodic_options {
 
   /// Fixed-rate only: how to treat ticks that were missed while a run was late.
   missed_tick_policy missed_ticks = missed_tick_policy::burst;
+
+  /// Each run's deadline (after the jitter) moves up to the end of its
+  /// leeway-wide slot, slots being multiples of the leeway on the steady
+  /// clock's epoch: the ticks of many tasks (a server's heartbeats) that
+  /// land in one slot share a deadline, and so a wake-up. A run starts no
+  /// earlier than its instant and less than a leeway after; the ideal
+  /// schedule itself does not drift. Must be in [0, period); 0 (the
+  /// default) keeps deadlines exact.
+  std::chrono::nanoseconds leeway{0};
 };
 
 }  // namespace chronopool

@@ -128,6 +128,11 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
     o.jitter = j;
     return o;
   };
+  auto bad_leeway = [](std::chrono::nanoseconds l) {
+    chronopool::periodic_options o;
+    o.leeway = l;
+    return o;
+  };
   auto options_with = [](auto change) {
     scheduled_thread_pool_options o;
     change(o);
@@ -177,6 +182,10 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { pool.schedule_with_fixed_delay(0ms, 1ms, noop, bad_jitter(-0.1)); }},
       {"schedule_at_fixed_rate", "jitter = NaN", ia, {"jitter"},
        [&] { pool.schedule_at_fixed_rate(0ms, 1ms, noop, bad_jitter(not_a_number)); }},
+      {"schedule_at_fixed_rate", "leeway = period", ia, {"leeway", "period"},
+       [&] { pool.schedule_at_fixed_rate(0ms, 1ms, noop, bad_leeway(1ms)); }},
+      {"schedule_with_fixed_delay", "leeway < 0", ia, {"leeway"},
+       [&] { pool.schedule_with_fixed_delay(0ms, 1ms, noop, bad_leeway(-1ns)); }},
       // ---- NaN durations (the only duration that cannot saturate)
       {"schedule", "delay = NaN s", ia, {"delay", "NaN"}, [&] { pool.schedule(dsec(not_a_number), noop); }},
       {"schedule_at", "time point NaN s after the epoch", ia, {"deadline", "NaN"},
@@ -199,6 +208,8 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, dsec(not_a_number), noop); }},
       {"chronopool::schedule_at_fixed_rate(executor)", "jitter = 2", ia, {"jitter"},
        [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, noop, bad_jitter(2.0)); }},
+      {"chronopool::schedule_at_fixed_rate(executor)", "leeway > period", ia, {"leeway"},
+       [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, noop, bad_leeway(1s)); }},
       {"steady_timer::expires_after", "leeway < 0", ia, {"leeway", "negative"},
        [&] {
          chronopool::steady_timer t(io);

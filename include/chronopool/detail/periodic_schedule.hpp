@@ -22,4 +22,9 @@ void validate_periodic(duration period, const periodic_options& options, const c
 /// A random offset in [0, fraction × period), to spread a fleet's ticks.
 duration jitter_offset(duration period, double fraction) noexcept;
 
+/// The deadline of the run whose ideal instant is @p ideal: plus a jitter
+/// offset, then up to the end of its leeway slot (see periodic_options).
+/// Saturating.
+time_point run_deadline(time_point ideal, duration period, double jitter, duration leeway) noexcept;
+
 }  // namespace chronopool::detail

@@ -158,6 +158,7 @@ class task_base : public index_node {
   bool continue_after_error_ = false;
   missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
   double jitter_ = 0.0;
+  duration leeway_{};
   duration period_{};
   time_point ideal_{};  // periodic: the un-jittered deadline of the current run
   std::exception_ptr error_;

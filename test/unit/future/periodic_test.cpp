@@ -516,6 +516,77 @@ BOOST_AUTO_TEST_CASE(jitter_applies_to_fixed_delay) {
   BOOST_CHECK(some_offset);
 }
 
+BOOST_AUTO_TEST_CASE(leeway_moves_each_deadline_to_its_slot_end_without_drift) {
+  constexpr auto period = 30ms;
+  constexpr auto leeway = 10ms;
+  run_log log;
+  deadline_pool p(2);
+  periodic_options o;
+  o.leeway = leeway;
+  const auto t_before = steady::now();
+  auto f = p.pool.schedule_at_fixed_rate(0ms, period, [&] { log.starts.push(steady::now()); }, o);
+  const auto t_after = steady::now();
+  BOOST_REQUIRE(eventually([&] { return log.starts.size() >= 6; }));
+  BOOST_CHECK(f.cancel());
+  p.pool.join();
+
+  const auto deadlines = p.deadlines.snapshot();
+  const auto starts = log.starts.snapshot();
+  BOOST_REQUIRE_EQUAL(deadlines.size(), starts.size());
+  for (std::size_t k = 0; k < deadlines.size(); ++k) {
+    BOOST_TEST_CONTEXT("run " << k) {
+      // A slot end, at or after ideal instant k (in [t_before, t_after] + k
+      // periods) and less than a leeway after it: no drift.
+      BOOST_CHECK(deadlines[k].time_since_epoch() % leeway == steady::duration::zero());
+      BOOST_CHECK(deadlines[k] >= t_before + period * static_cast<int>(k));
+      BOOST_CHECK(deadlines[k] < t_after + period * static_cast<int>(k) + leeway);
+      BOOST_CHECK(starts[k] >= deadlines[k]);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(leeway_applies_to_the_first_deadline_and_fixed_delay) {
+  scheduled_thread_pool pool(1);
+  periodic_options o;
+  o.leeway = 50ms;
+  const auto t_before = steady::now();
+  auto rate = pool.schedule_at_fixed_rate(1h, 2h, [] {}, o);
+  auto delay = pool.schedule_with_fixed_delay(1h, 2h, [] {}, o);
+  const auto t_after = steady::now();
+  // shutdown_now() hands back both, with the deadlines they were queued for:
+  // slot ends in [t + 1 h, t + 1 h + leeway).
+  const auto pending = pool.shutdown_now();
+  BOOST_REQUIRE_EQUAL(pending.size(), 2U);
+  for (const auto& t : pending) {
+    BOOST_CHECK(t.deadline().time_since_epoch() % 50ms == steady::duration::zero());
+    BOOST_CHECK(t.deadline() >= t_before + 1h);
+    BOOST_CHECK(t.deadline() < t_after + 1h + 50ms);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(invalid_leeway_throws) {
+  scheduled_thread_pool pool(1);
+  auto noop = [] {};
+  for (auto l : {std::chrono::nanoseconds(-1), std::chrono::nanoseconds(1s), std::chrono::nanoseconds(2s),
+                 std::chrono::nanoseconds::min(), std::chrono::nanoseconds::max()}) {
+    BOOST_TEST_CONTEXT("leeway " << l.count() << " ns") {
+      periodic_options o;
+      o.leeway = l;
+      BOOST_CHECK_THROW(pool.schedule_at_fixed_rate(1h, 1s, noop, o), std::invalid_argument);
+      BOOST_CHECK_THROW(pool.schedule_with_fixed_delay(1h, 1s, noop, o), std::invalid_argument);
+    }
+  }
+  BOOST_CHECK_EQUAL(pool.queued_count(), 0U);
+  // The bounds of the valid range are accepted.
+  for (auto l : {std::chrono::nanoseconds(0), std::chrono::nanoseconds(1s) - 1ns}) {
+    periodic_options o;
+    o.leeway = l;
+    auto f = pool.schedule_at_fixed_rate(1h, 1s, noop, o);
+    BOOST_CHECK(f.valid());
+    BOOST_CHECK(f.cancel());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(invalid_periods_throw) {
   scheduled_thread_pool pool(1);
   auto noop = [] {};

@@ -48,6 +48,34 @@ BOOST_AUTO_TEST_CASE(fixed_rate_on_an_io_context_keeps_the_ideal_schedule) {
   for (std::size_t k = 0; k < starts.size(); ++k) BOOST_TEST(ms_between(t0, starts[k]) >= 10 + 20 * static_cast<long>(k));
 }
 
+BOOST_AUTO_TEST_CASE(leeway_starts_each_tick_at_or_after_its_slot_end) {
+  // The first ideal instant is put just after a slot starts, so that its
+  // slot ends almost a leeway later: a tick that ignored the leeway would
+  // start near its ideal instant, before that end. Lower bounds only.
+  constexpr auto leeway = 40ms;
+  constexpr auto period = 80ms;  // two slots: every ideal instant sits 1 ms into a slot
+  asio::io_context io;
+  std::vector<steady::time_point> starts;
+  chronopool::periodic_options o;
+  o.leeway = leeway;
+  const auto t_before = steady::now();
+  const auto slot_start = chronopool::detail::round_up_to_slot(t_before + 5ms, leeway);
+  chronopool::periodic_handle h;
+  h = chronopool::schedule_at_fixed_rate(
+      io.get_executor(), slot_start + 1ms - t_before, period,
+      [&] {
+        starts.push_back(steady::now());
+        if (starts.size() == 3) h.cancel();
+      },
+      o);
+  const auto t_after = steady::now();
+  BOOST_REQUIRE(t_after - t_before < leeway - 2ms);  // the first ideal instant is then in the slot
+  io.run();
+  BOOST_REQUIRE(starts.size() == 3u);
+  for (std::size_t k = 0; k < starts.size(); ++k)
+    BOOST_TEST((starts[k] >= slot_start + leeway + period * static_cast<int>(k)));
+}
+
 BOOST_AUTO_TEST_CASE(fixed_delay_waits_after_each_handler_returns) {
   asio::io_context io;
   std::vector<std::pair<steady::time_point, steady::time_point>> runs;
@@ -124,6 +152,11 @@ BOOST_AUTO_TEST_CASE(bad_periods_are_rejected) {
   chronopool::periodic_options bad;
   bad.jitter = 1.5;
   BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, [] {}, bad), std::invalid_argument);
+  chronopool::periodic_options wide;
+  wide.leeway = 1ms;  // not less than the period
+  BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, [] {}, wide), std::invalid_argument);
+  wide.leeway = -1ns;
+  BOOST_CHECK_THROW(chronopool::schedule_with_fixed_delay(io.get_executor(), 0ms, 1ms, [] {}, wide), std::invalid_argument);
   BOOST_CHECK_THROW(chronopool::periodic_timer(io.get_executor(), 0ms), std::invalid_argument);
 }
 
