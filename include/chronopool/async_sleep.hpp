@@ -68,6 +68,23 @@ auto async_sleep(const Executor& ex, std::chrono::duration<Rep, Period> duration
       detail::initiate_async_sleep<Executor>(ex), token, deadline);
 }
 
+/// async_sleep() with a leeway: the deadline, now + @p duration, moves up to
+/// the end of its @p leeway-wide slot (see basic_scheduled_timer::expires_at
+/// with a leeway), so sleeps that end within one slot share a wake-up. It
+/// completes no earlier than @p duration and less than @p leeway after. A
+/// negative leeway throws std::invalid_argument; zero is exact.
+template <class Executor, class Rep1, class Period1, class Rep2, class Period2,
+          class Token = boost::asio::default_completion_token_t<Executor>>
+  requires(boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value)
+auto async_sleep(const Executor& ex, std::chrono::duration<Rep1, Period1> duration,
+                 std::chrono::duration<Rep2, Period2> leeway, Token&& token = Token()) {
+  const detail::duration slot = detail::checked_leeway(leeway);
+  const detail::time_point deadline = detail::round_up_to_slot(
+      detail::deadline_after(detail::clock::now(), detail::saturating_duration(duration, "sleep duration")), slot);
+  return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+      detail::initiate_async_sleep<Executor>(ex), token, deadline);
+}
+
 /// Inside an asio::awaitable: `co_await chronopool::sleep_for(50ms);`. Throws
 /// boost::system::system_error (operation_aborted) when the coroutine's
 /// cancellation slot cancels it, e.g. as the losing side of `||`.
@@ -75,6 +92,16 @@ template <class Rep, class Period>
 boost::asio::awaitable<void> sleep_for(std::chrono::duration<Rep, Period> duration) {
   auto ex = co_await boost::asio::this_coro::executor;
   co_await async_sleep(ex, duration, boost::asio::use_awaitable);
+}
+
+/// sleep_for() with a leeway: `co_await chronopool::sleep_for(1s, 10ms);`
+/// resumes at the end of the 10 ms slot that holds now + 1 s, with every
+/// other sleep and timer due in that slot.
+template <class Rep1, class Period1, class Rep2, class Period2>
+boost::asio::awaitable<void> sleep_for(std::chrono::duration<Rep1, Period1> duration,
+                                       std::chrono::duration<Rep2, Period2> leeway) {
+  auto ex = co_await boost::asio::this_coro::executor;
+  co_await async_sleep(ex, duration, leeway, boost::asio::use_awaitable);
 }
 
 }  // namespace chronopool

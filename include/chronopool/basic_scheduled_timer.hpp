@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -150,13 +149,13 @@ class basic_scheduled_timer {
   template <class Duration, class Rep, class Period>
   std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time,
                          const std::chrono::duration<Rep, Period>& leeway) {
-    return service().expires_at(impl_, detail::round_up_to_slot(to_time_point(expiry_time), checked_leeway(leeway)));
+    return service().expires_at(impl_, detail::round_up_to_slot(to_time_point(expiry_time), detail::checked_leeway(leeway)));
   }
   /// expires_at(now + @p expiry_time, @p leeway), saturating.
   template <class Rep1, class Period1, class Rep2, class Period2>
   std::size_t expires_after(const std::chrono::duration<Rep1, Period1>& expiry_time,
                             const std::chrono::duration<Rep2, Period2>& leeway) {
-    return service().expires_at(impl_, detail::round_up_to_slot(from_now(expiry_time), checked_leeway(leeway)));
+    return service().expires_at(impl_, detail::round_up_to_slot(from_now(expiry_time), detail::checked_leeway(leeway)));
   }
 
   /// Blocks until the timer expires.
@@ -216,14 +215,6 @@ class basic_scheduled_timer {
   template <class Rep, class Period>
   static detail::time_point from_now(const std::chrono::duration<Rep, Period>& d) {
     return detail::saturating_add(clock_type::now(), detail::saturating_duration(d, "expiry"));
-  }
-
-  /// A leeway of any unit, saturating; negative ones (and NaN) are rejected.
-  template <class Rep, class Period>
-  static detail::duration checked_leeway(const std::chrono::duration<Rep, Period>& leeway) {
-    const detail::duration l = detail::saturating_duration(leeway, "leeway");
-    if (l < detail::duration::zero()) throw std::invalid_argument("chronopool: a timer's leeway must not be negative");
-    return l;
   }
 
   static timer_service& service_for(const executor_type& ex) {

@@ -101,6 +101,15 @@ time_point steady_deadline_of(std::chrono::time_point<Clock, Duration> t, const 
 /// True for the sentinel deadline that means "never".
 constexpr bool is_never(time_point t) noexcept { return t == time_point::max(); }
 
+/// A leeway of any unit (a timer's, a sleep's), saturating; a negative one
+/// (or NaN) throws std::invalid_argument.
+template <class Rep, class Period>
+duration checked_leeway(std::chrono::duration<Rep, Period> leeway) {
+  const duration l = saturating_duration(leeway, "leeway");
+  if (l < duration::zero()) throw std::invalid_argument("chronopool: a leeway must not be negative");
+  return l;
+}
+
 /// @p t moved up to the next multiple of @p leeway on the clock's epoch (@p t
 /// itself when it is one): every time point in the same leeway-wide slot
 /// maps to the slot's end, so deadlines that land in one slot become one

@@ -1,9 +1,12 @@
 // A timer's leeway: expires_at/expires_after(t, leeway) move the expiry up to
 // the end of its leeway-wide slot, so that timers due within one slot share a
 // deadline and complete together, never before they were asked to.
+#include <chronopool/async_sleep.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -159,6 +162,36 @@ BOOST_AUTO_TEST_CASE(timers_in_one_slot_complete_together_in_start_order_on_a_on
     BOOST_TEST(!seen[k].ec);
     BOOST_TEST(ns(seen[k].at) >= ns(slot_start + slot_leeway));
   }
+}
+
+// A sleep whose end lands 1 ms into a slot completes at the slot's end, not
+// near the end it asked for. Lower bounds only.
+BOOST_AUTO_TEST_CASE(sleeps_with_a_leeway_end_at_their_slot_end) {
+  constexpr auto leeway = 40ms;
+  asio::io_context io;
+  const auto now = steady::now();
+  const auto slot_start = chronopool::detail::round_up_to_slot(now + 10ms, leeway);
+  const auto d = slot_start + 1ms - now;  // now + d: 1 ms into the slot
+  std::vector<steady::time_point> ended;
+  error_code seen{asio::error::would_block};
+  chronopool::async_sleep(io.get_executor(), d, leeway, [&](error_code ec) {
+    seen = ec;
+    ended.push_back(steady::now());
+  });
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await chronopool::sleep_for(d - (steady::now() - now), leeway);
+        ended.push_back(steady::now());
+      },
+      asio::detached);
+  // Without a leeway, the same call shapes still mean what they did.
+  chronopool::async_sleep(io.get_executor(), 1ms, [&](error_code ec) { BOOST_TEST(!ec); });
+  io.run_for(long_wait);
+  BOOST_TEST(!seen);
+  BOOST_TEST_REQUIRE(ended.size() == 2u);
+  for (const auto& t : ended) BOOST_TEST(ns(t) >= ns(slot_start + leeway));
+  BOOST_CHECK_THROW(chronopool::async_sleep(io.get_executor(), 1ms, -1ms, [](error_code) {}), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
