@@ -8,12 +8,11 @@
 // which is what an Asio program gets.
 #include "../harness.hpp"
 #include "../stats.hpp"
+#include "../usage.hpp"
 #include "../workloads.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,30 +27,18 @@
 namespace bench {
 namespace {
 
-struct usage {
-  std::int64_t voluntary_switches;
-  std::int64_t cpu_ns;
-};
-
-usage process_usage() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  const auto ns = [](const timeval& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + std::int64_t{t.tv_usec} * 1'000; };
-  return {static_cast<std::int64_t>(u.ru_nvcsw), ns(u.ru_utime) + ns(u.ru_stime)};
-}
-
 template <class Timer, class Runner>
 run_result coalesce_once(Runner& r, const std::vector<std::int64_t>& offsets_ns, clock::duration leeway) {
   const std::size_t n = offsets_ns.size();
   std::vector<clock::time_point> asked(n);
   std::vector<std::int64_t> lateness_ns(n, 0);
   countdown left(static_cast<std::int64_t>(n));  // outlives r.finish(): handlers refer to it
-  usage before{}, after{};
+  usage::sample before{}, after{};
   {
     std::vector<Timer> timers;
     timers.reserve(n);
     for (std::size_t i = 0; i < n; ++i) timers.emplace_back(r.context());
-    before = process_usage();
+    before = usage::now();
     for (std::size_t i = 0; i < n; ++i) {
       const auto offset = std::chrono::nanoseconds(offsets_ns[i]);
       asked[i] = clock::now() + offset;
@@ -66,7 +53,7 @@ run_result coalesce_once(Runner& r, const std::vector<std::int64_t>& offsets_ns,
       });
     }
     left.wait();
-    after = process_usage();
+    after = usage::now();
   }
   r.finish();
 

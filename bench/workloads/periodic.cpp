@@ -11,13 +11,12 @@
 // time per second of the run.
 #include "../harness.hpp"
 #include "../stats.hpp"
+#include "../usage.hpp"
 #include "../workloads.hpp"
 
 #include <chronopool/periodic.hpp>
 
 #include <boost/system/error_code.hpp>
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -71,18 +70,6 @@ struct asio_rearm {
   }
 };
 
-struct usage {
-  std::int64_t voluntary_switches;
-  std::int64_t cpu_ns;
-};
-
-usage process_usage() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  const auto ns = [](const timeval& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + std::int64_t{t.tv_usec} * 1'000; };
-  return {static_cast<std::int64_t>(u.ru_nvcsw), ns(u.ru_utime) + ns(u.ru_stime)};
-}
-
 template <class Timer, class Runner>
 run_result periodic_once(Runner& r, std::size_t k, std::chrono::milliseconds length, clock::duration leeway) {
   {
@@ -110,7 +97,7 @@ run_result periodic_once(Runner& r, std::size_t k, std::chrono::milliseconds len
   constexpr bool on_pool = std::is_same_v<std::decay_t<decltype(r.context())>, chronopool::scheduled_thread_pool>;
   chronopool::periodic_options options;
   options.leeway = leeway;
-  usage at_start{}, at_end{};
+  usage::sample at_start{}, at_end{};
   {
     std::deque<asio_rearm> asio_tasks;
     std::vector<chronopool::periodic_handle> cp_io_tasks;
@@ -129,9 +116,9 @@ run_result periodic_once(Runner& r, std::size_t k, std::chrono::milliseconds len
       }
     }
     std::this_thread::sleep_until(start);
-    at_start = process_usage();
+    at_start = usage::now();
     std::this_thread::sleep_until(end);
-    at_end = process_usage();
+    at_end = usage::now();
     std::this_thread::sleep_until(end + 2 * period);
     // Asio's handlers stop by themselves after the end; chronopool's are cancelled.
     for (auto& h : cp_io_tasks) h.cancel();
