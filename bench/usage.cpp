@@ -7,7 +7,9 @@ namespace bench::usage {
 sample now() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
-  const auto ns = [](const timeval& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + std::int64_t{t.tv_usec} * 1'000; };
+  const auto ns = [](const timeval& t) {
+    return std::int64_t{t.tv_sec} * 1'000'000'000 + std::int64_t{t.tv_usec} * 1'000;
+  };
   return {static_cast<std::int64_t>(u.ru_nvcsw), ns(u.ru_utime) + ns(u.ru_stime)};
 }
 

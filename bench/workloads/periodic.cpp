@@ -161,8 +161,9 @@ std::vector<bench_case> periodic_cases(const options& o) {
   const std::string label = "K=" + with_commas(k) + " period=10ms for ";
   return {{"periodic", label + std::to_string(length.count()) + "ms", timing_variants,
            [=](variant v) {
-             return with_variant(
-                 v, threads, [&]<class Timer>(auto& r) { return periodic_once<Timer>(r, k, length, clock::duration{}); });
+             return with_variant(v, threads, [&]<class Timer>(auto& r) {
+               return periodic_once<Timer>(r, k, length, clock::duration{});
+             });
            }},
           {"periodic", label + std::to_string(leeway_length.count()) + "ms leeway=1ms (chronopool only)", all_variants,
            [=](variant v) {

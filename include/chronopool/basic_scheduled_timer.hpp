@@ -149,13 +149,15 @@ class basic_scheduled_timer {
   template <class Duration, class Rep, class Period>
   std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time,
                          const std::chrono::duration<Rep, Period>& leeway) {
-    return service().expires_at(impl_, detail::round_up_to_slot(to_time_point(expiry_time), detail::checked_leeway(leeway)));
+    const detail::duration slot = detail::checked_leeway(leeway);
+    return service().expires_at(impl_, detail::round_up_to_slot(to_time_point(expiry_time), slot));
   }
   /// expires_at(now + @p expiry_time, @p leeway), saturating.
   template <class Rep1, class Period1, class Rep2, class Period2>
   std::size_t expires_after(const std::chrono::duration<Rep1, Period1>& expiry_time,
                             const std::chrono::duration<Rep2, Period2>& leeway) {
-    return service().expires_at(impl_, detail::round_up_to_slot(from_now(expiry_time), detail::checked_leeway(leeway)));
+    const detail::duration slot = detail::checked_leeway(leeway);
+    return service().expires_at(impl_, detail::round_up_to_slot(from_now(expiry_time), slot));
   }
 
   /// Blocks until the timer expires.
