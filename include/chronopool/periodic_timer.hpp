@@ -56,6 +56,19 @@ class basic_periodic_timer {
   /// Cancels a pending tick wait (operation_aborted); the schedule is kept.
   std::size_t cancel() { return timer_.cancel(); }
 
+  /// From the next async_tick on, a tick completes at the end of the
+  /// @p leeway-wide slot that holds its ideal instant (see
+  /// periodic_options::leeway): the ticks of many timers in one slot share a
+  /// wake-up, none comes early, and next_tick() stays on the exact schedule.
+  /// Must be in [0, period) (std::invalid_argument); 0 is exact.
+  template <class Rep, class Period>
+  void set_leeway(std::chrono::duration<Rep, Period> leeway) {
+    const duration l = detail::checked_leeway(leeway);
+    if (l >= period_) throw std::invalid_argument("chronopool: periodic_timer: leeway must be in [0, period)");
+    leeway_ = l;
+  }
+  duration leeway() const noexcept { return leeway_; }
+
   /// Waits for the next tick.
   ///
   /// @par Completion Signature
@@ -80,7 +93,7 @@ class basic_periodic_timer {
       if (!started) {
         started = true;
         op.reset_cancellation_state(boost::asio::enable_total_cancellation());
-        self->timer_.expires_at(self->next_);
+        self->timer_.expires_at(self->next_, self->leeway_);
         self->timer_.async_wait(std::move(op));
         return;
       }
@@ -103,6 +116,7 @@ class basic_periodic_timer {
   duration period_;
   missed_tick_policy policy_;
   time_point next_;
+  duration leeway_{};
 };
 
 using periodic_timer = basic_periodic_timer<>;

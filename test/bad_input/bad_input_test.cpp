@@ -224,6 +224,11 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { chronopool::periodic_timer t(io.get_executor(), 0ms); }},
       {"periodic_timer", "period < 0", ia, {"periodic_timer", "period"},
        [&] { chronopool::periodic_timer t(io, -1s); }},
+      {"periodic_timer::set_leeway", "leeway = period", ia, {"periodic_timer", "leeway"},
+       [&] {
+         chronopool::periodic_timer t(io, 1s);
+         t.set_leeway(1s);
+       }},
       // ---- blocking from a pool thread, misuse
       {"join", "called from one of the pool's threads", expect::deadlock, {"join", "pool's own threads"},
        [&] { on_pool_thread(pool, [&] { pool.join(); }); }},

@@ -197,6 +197,43 @@ std::vector<long> ticks_after_a_late_one(chronopool::missed_tick_policy policy) 
 }
 }  // namespace
 
+BOOST_AUTO_TEST_CASE(periodic_timer_leeway_ticks_at_slot_ends_on_the_exact_schedule) {
+  // Every ideal instant 1 ms into a 40 ms slot: a tick that ignored the
+  // leeway would come ~39 ms before the slot's end. Lower bounds only.
+  constexpr auto leeway = 40ms;
+  constexpr auto period = 80ms;
+  asio::io_context io;
+  const auto slot_start = chronopool::detail::round_up_to_slot(steady::now() + 10ms, leeway);
+  const auto first = slot_start + 1ms;
+  chronopool::periodic_timer ticker(io.get_executor(), period, chronopool::missed_tick_policy::burst, first);
+  ticker.set_leeway(leeway);
+  BOOST_TEST((ticker.leeway() == leeway));
+  std::vector<steady::time_point> at;
+  std::vector<steady::time_point> next;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 3; ++i) {
+          co_await ticker.async_tick(asio::use_awaitable);
+          at.push_back(steady::now());
+          next.push_back(ticker.next_tick());
+        }
+      },
+      asio::detached);
+  io.run_for(10s);
+  BOOST_REQUIRE(at.size() == 3u);
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    BOOST_TEST((at[k] >= slot_start + leeway + period * static_cast<int>(k)));
+    BOOST_TEST((next[k] == first + period * static_cast<int>(k + 1)));  // the schedule itself is exact
+  }
+  // A leeway must be in [0, period).
+  BOOST_CHECK_THROW(ticker.set_leeway(-1ns), std::invalid_argument);
+  BOOST_CHECK_THROW(ticker.set_leeway(period), std::invalid_argument);
+  BOOST_TEST((ticker.leeway() == leeway));  // a rejected call changes nothing
+  ticker.set_leeway(0ms);
+  BOOST_TEST((ticker.leeway() == steady::duration::zero()));
+}
+
 BOOST_AUTO_TEST_CASE(periodic_timer_burst_catches_up_back_to_back) {
   const auto at = ticks_after_a_late_one(chronopool::missed_tick_policy::burst);
   BOOST_REQUIRE(at.size() == 3u);
