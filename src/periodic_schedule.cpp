@@ -24,7 +24,11 @@ void validate_periodic(duration period, const periodic_options& options, const c
     throw std::invalid_argument(std::string("chronopool: ") + where + ": period must be positive");
   if (!(options.jitter >= 0.0 && options.jitter < 1.0))  // also rejects NaN
     throw std::invalid_argument(std::string("chronopool: ") + where + ": jitter must be in [0, 1)");
-  if (options.leeway < duration::zero() || options.leeway >= period)
+  validate_leeway(period, options.leeway, where);
+}
+
+void validate_leeway(duration period, duration leeway, const char* where) {
+  if (leeway < duration::zero() || leeway >= period)
     throw std::invalid_argument(std::string("chronopool: ") + where + ": leeway must be in [0, period)");
 }
 

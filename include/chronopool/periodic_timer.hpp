@@ -64,7 +64,7 @@ class basic_periodic_timer {
   template <class Rep, class Period>
   void set_leeway(std::chrono::duration<Rep, Period> leeway) {
     const duration l = detail::checked_leeway(leeway);
-    if (l >= period_) throw std::invalid_argument("chronopool: periodic_timer: leeway must be in [0, period)");
+    detail::validate_leeway(period_, l, "periodic_timer");
     leeway_ = l;
   }
   duration leeway() const noexcept { return leeway_; }

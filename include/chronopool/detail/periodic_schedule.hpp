@@ -19,6 +19,10 @@ time_point next_fixed_rate_instant(time_point ideal, duration period, time_point
 /// and the jitter is in [0, 1).
 void validate_periodic(duration period, const periodic_options& options, const char* where);
 
+/// Throws std::invalid_argument naming @p where unless @p leeway is in
+/// [0, @p period): a slot as wide as the period could hold two ticks.
+void validate_leeway(duration period, duration leeway, const char* where);
+
 /// A random offset in [0, fraction × period), to spread a fleet's ticks.
 duration jitter_offset(duration period, double fraction) noexcept;
 
