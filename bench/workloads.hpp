@@ -19,6 +19,7 @@ std::vector<bench_case> sleep_cases(const options& o);
 std::vector<bench_case> post_cases(const options& o);
 std::vector<bench_case> memory_cases(const options& o);
 std::vector<bench_case> coalesce_cases(const options& o);
+std::vector<bench_case> broadcast_cases(const options& o);
 
 struct workload_def {
   const char* name;
