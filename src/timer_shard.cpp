@@ -450,13 +450,21 @@ void timer_shard::forget_wakeup_locked(const task_ptr& w) noexcept {
   }
 }
 
-void timer_shard::unlink_locked(wait_op_base& op) noexcept {
-  timer_impl* const t = op.timer();
-  if (t == nullptr) return;
+timer_impl* timer_shard::unlink_locked(wait_op_base& op, timer_impl* t) noexcept {
+  if (op.state.load(std::memory_order_relaxed) == wait_state::fired) {
+    timer_impl* const fired_timer = op.take_fired_timer();
+    if (t == nullptr) t = fired_timer;
+  }
+  if (!op.linked()) return nullptr;
+  if (t == nullptr) t = op.timer();
+  // From the front: waits leave a timer oldest first (cancel, firing), so
+  // this is one step but for a cancel through one wait's slot.
   wait_op_base* prev = nullptr;
+  bool waits_left = false;
   for (wait_op_base* p = t->first.load(std::memory_order_relaxed); p != nullptr; prev = p, p = p->next_wait()) {
     if (p != &op) continue;
     if (t->last == &op) t->last = prev;
+    waits_left = prev != nullptr || op.next_wait() != nullptr;
     if (prev) {
       prev->skip(op);
     } else {
@@ -467,22 +475,24 @@ void timer_shard::unlink_locked(wait_op_base& op) noexcept {
     break;
   }
   op.clear_timer();  // unlinked for good: the timer may go away
+  return waits_left ? t : nullptr;
 }
 
-void timer_shard::abort_locked(wait_op_base& op, after_unlock& later) noexcept {
+timer_impl* timer_shard::abort_locked(wait_op_base& op, after_unlock& later, timer_impl* timer) noexcept {
   const wait_state was = op.state.load(std::memory_order_relaxed);
-  unlink_locked(op);
+  timer_impl* const left = unlink_locked(op, timer);
   op.aborted = true;
   op.state.store(wait_state::aborted, std::memory_order_relaxed);
   // A fired wait that its delivery has not claimed yet is delivered by that
   // delivery, now with operation_aborted: it is already in a list.
-  if (was != wait_state::queued) return;
+  if (was != wait_state::queued) return left;
   index_.erase(op);
   batch_.push_back(&op);
   if (!drain_posted_) {
     drain_posted_ = true;
     later.post_drain = true;
   }
+  return left;
 }
 
 void timer_shard::release_locked(std::size_t n, after_unlock& later) noexcept {
@@ -617,7 +627,7 @@ std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
   }
   std::size_t n = 0;
   while (wait_op_base* op = t.first.load(std::memory_order_relaxed)) {
-    s.abort_locked(*op, later);
+    s.abort_locked(*op, later, &t);
     ++n;
   }
   if (n != 0) s.rewake_locked(later, true);
@@ -633,7 +643,7 @@ std::size_t timer_shard::cancel_one(timer_impl& t) {
   s.drain_inbox_locked(later);
   wait_op_base* const oldest = t.first.load(std::memory_order_relaxed);
   if (oldest == nullptr) return 0;
-  s.abort_locked(*oldest, later);
+  s.abort_locked(*oldest, later, &t);
   s.rewake_locked(later, true);
   lock.unlock();  // before `later` does its part
   return 1;
@@ -668,6 +678,13 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   to.first.store(from.first.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
   to.last = std::exchange(from.last, nullptr);
   if (to.last) to.last->set_last_of(&to);  // where its waits find their timer
+  // Fired waits not yet claimed recorded the timer they fired from.
+  for (wait_op_base* w = to.first.load(std::memory_order_relaxed); w != nullptr; w = w->next_wait()) {
+    if (w->state.load(std::memory_order_relaxed) == wait_state::fired) {
+      w->take_fired_timer();
+      w->set_fired_timer(&to);
+    }
+  }
   from.expiry.store(time_point(), std::memory_order_relaxed);  // as if newly constructed
   lock.unlock();  // before `later` does its part
 }
@@ -752,11 +769,48 @@ void timer_shard::post_abort_drain() noexcept {
   deliver_last_resort(batch);
 }
 
+namespace {
+
+/// Finds the timers of waits firing in one locked section. A wait's timer is
+/// at the end of its timer's list: one step for the usual timer with one
+/// wait, K steps for the first of K waits on one timer. Those come out of
+/// the index in their list's order (equal deadlines, in start order), so a
+/// wait that follows one fired just before has that one's timer: remembered
+/// for a few timers at once, in case their waits interleave.
+class fired_timer_finder {
+ public:
+  timer_impl* operator()(const wait_op_base& op) noexcept {
+    if (op.next_wait() == nullptr) return op.timer();  // one step, or no timer
+    for (std::size_t i = 0; i < ways; ++i) {
+      if (before_[i] != nullptr && before_[i]->next_wait() == &op) {
+        before_[i] = &op;
+        return timer_[i];
+      }
+    }
+    timer_impl* const t = op.timer();
+    before_[next_] = &op;
+    timer_[next_] = t;
+    next_ = (next_ + 1) % ways;
+    return t;
+  }
+
+ private:
+  static constexpr std::size_t ways = 4;
+  // Fired this section and still linked: their next_wait() is safe to read.
+  const wait_op_base* before_[ways] = {};
+  timer_impl* timer_[ways] = {};
+  std::size_t next_ = 0;
+};
+
+}  // namespace
+
 void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexcept {
   drain_inbox_locked(later);
   const time_point now = clock::now();
+  fired_timer_finder find_timer;
   while (index_node* n = index_.pop_due(now)) {
     auto& op = static_cast<wait_op_base&>(*n);
+    op.set_fired_timer(find_timer(op));
     op.state.store(wait_state::fired, std::memory_order_relaxed);  // still linked: cancellable
     out.push_back(&op);
   }
@@ -1010,7 +1064,14 @@ void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexc
       take_all_locked(dropped, later);
     } else {
       // A shutdown policy or shutdown_now(): every wait gets operation_aborted.
-      while (index_node* n = index_.pop_first()) abort_locked(static_cast<wait_op_base&>(*n), later);
+      // Waits of one timer come out in their list's order: each is then the
+      // first of the timer the one before was aborted from.
+      timer_impl* run = nullptr;
+      while (index_node* n = index_.pop_first()) {
+        auto& op = static_cast<wait_op_base&>(*n);
+        const bool same_timer = run != nullptr && run->first.load(std::memory_order_relaxed) == &op;
+        run = abort_locked(op, later, same_timer ? run : nullptr);
+      }
     }
   }
   discard(dropped);

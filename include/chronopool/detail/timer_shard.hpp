@@ -187,14 +187,19 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// armed wake-up's, or none.
   void publish_gate_locked() noexcept;
   /// Takes @p op out of the index and its timer's list and makes it aborted
-  /// (it joins the abort batch).
-  void abort_locked(wait_op_base& op, after_unlock& later) noexcept;
+  /// (it joins the abort batch). @p timer: its timer, when the caller knows
+  /// it. Returns what unlink_locked() returns.
+  timer_impl* abort_locked(wait_op_base& op, after_unlock& later, timer_impl* timer = nullptr) noexcept;
   /// @p w could not be queued in the pool: forget it, if it is still the
   /// armed wake-up, so that the next wait arms another.
   void forget_wakeup(const task_ptr& w) noexcept;
   void forget_wakeup_locked(const task_ptr& w) noexcept;
   /// Takes @p op out of its timer's pending list (if it is linked to one).
-  void unlink_locked(wait_op_base& op) noexcept;
+  /// @p timer: its timer, when the caller knows it (a fired wait's is
+  /// known): otherwise found at the end of the list, a walk as long as the
+  /// waits after @p op. Returns the timer when waits are left in its list
+  /// (so it cannot go away while the lock is held), else null.
+  timer_impl* unlink_locked(wait_op_base& op, timer_impl* timer = nullptr) noexcept;
   void claim_locked(wait_list& list) noexcept;
   /// The shard lets go of @p n waits (delivered or dropped).
   void release_locked(std::size_t n, after_unlock& later) noexcept;

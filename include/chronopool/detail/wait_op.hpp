@@ -151,6 +151,20 @@ class wait_op_base : public index_node {
   void set_last_of(timer_impl* t) noexcept { next_ = reinterpret_cast<std::uintptr_t>(t) | timer_tag; }
   /// Out of any timer's list: a standalone wait, or unlinked for good.
   void clear_timer() noexcept { next_ = 0; }
+  /// Linked to a timer (or, in the inbox, about to be).
+  bool linked() const noexcept { return next_ != 0; }
+
+  /// A fired wait's timer, found once where it fires so that the delivery's
+  /// claim need not walk the timer's list to its end: with K waits of one
+  /// timer firing together, K walks of up to K steps each made firing them
+  /// quadratic. Kept in the word of the index slot, which a wait out of the
+  /// index does not use (an erase() given it finds no such slot and refuses).
+  /// Valid while the wait is fired and linked: move_timer re-points it.
+  void set_fired_timer(timer_impl* t) noexcept { heap_index = reinterpret_cast<std::size_t>(t); }
+  /// The timer set_fired_timer() recorded; the slot's word is "not queued" again.
+  timer_impl* take_fired_timer() noexcept {
+    return reinterpret_cast<timer_impl*>(std::exchange(heap_index, index_node::not_queued));
+  }
 
   /// The next in the list it is in: the shard's inbox before it is
   /// indexed, or a delivery list (the abort batch, a chunk of fired waits)
