@@ -195,15 +195,26 @@ class timer_service : public boost::asio::execution_context::service {
   /// round-robin to the threads in the order they first use the service.
   detail::timer_shard& local_shard() noexcept {
     if (shards_.size() == 1) return *shards_.front();
-    // Remembers the last service this thread used; a thread that alternates
-    // between services gets a new (equally valid) shard each time it comes back.
-    thread_local const timer_service* cached_service = nullptr;
-    thread_local std::size_t cached_index = 0;
-    if (cached_service != this) {
-      cached_service = this;
-      cached_index = next_shard_.fetch_add(1, std::memory_order_relaxed) % shards_.size();
-    }
-    return *shards_[cached_index];
+    // The last few services this thread used, each with its shard: a thread
+    // that arms timers of several contexts in turn keeps its shard in each
+    // (with one remembered, each switch handed it a new one, which moved its
+    // timers to shards not armed for them, under the lock). A service that
+    // falls out gets a new, equally valid, shard when it comes back; one
+    // destroyed and another made at its address inherits the index, which
+    // is as valid (every service has as many shards).
+    struct shard_choice {
+      const timer_service* service;
+      std::size_t index;
+    };
+    constexpr std::size_t remembered = 4;
+    thread_local shard_choice recent[remembered] = {};
+    thread_local std::size_t next_replaced = 0;
+    for (const shard_choice& c : recent)
+      if (c.service == this) return *shards_[c.index];
+    shard_choice& c = recent[next_replaced];
+    next_replaced = (next_replaced + 1) % remembered;
+    c = {this, next_shard_.fetch_add(1, std::memory_order_relaxed) % shards_.size()};
+    return *shards_[c.index];
   }
 
   /// Where the context's completions go and its native wake-up runs: learnt

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,6 +68,29 @@ BOOST_AUTO_TEST_CASE(cancel_right_after_the_start_finds_the_wait) {
   BOOST_TEST(a.finish());
   BOOST_REQUIRE(result.has_value());
   BOOST_TEST((*result == asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(a_thread_using_several_contexts_in_turn_keeps_its_shard_in_each) {
+  // Each context's shard of this thread is armed; timers of the three are
+  // made and started in turn. Were the thread handed a new shard of a
+  // context whenever it came back to it (with several shards), its timers
+  // would land in shards not armed for them and start under the lock.
+  armed_io a, b, c;
+  armed_io* const ios[] = {&a, &b, &c};
+  constexpr std::size_t rounds = 8;
+  std::vector<timer> timers;
+  timers.reserve(rounds * std::size(ios));
+  int aborted = 0;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    for (armed_io* x : ios) {
+      timers.emplace_back(x->io, 2h);
+      timers.back().async_wait([&](const error_code& ec) { aborted += ec == asio::error::operation_aborted; });
+    }
+  }
+  for (timer& t : timers) BOOST_TEST(t.cancel() == 1u);
+  for (armed_io* x : ios) BOOST_TEST(x->service().unlocked_starts() == rounds);
+  for (armed_io* x : ios) BOOST_TEST(x->finish());
+  BOOST_TEST(aborted == static_cast<int>(rounds * std::size(ios)));
 }
 
 BOOST_AUTO_TEST_CASE(cancel_one_and_a_new_expiry_find_the_wait) {
