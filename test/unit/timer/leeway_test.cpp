@@ -20,16 +20,9 @@
 #include <stdexcept>
 #include <vector>
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using boost::system::error_code;
-using steady = std::chrono::steady_clock;
-using timer = chronopool::steady_timer;
+#include "timer_test_support.hpp"
 
 namespace {
-
-/// Generous bound for anything that must happen (CI: 2 cores, sanitizers).
-constexpr auto long_wait = 10s;
 
 std::int64_t ns(steady::time_point t) { return t.time_since_epoch().count(); }
 

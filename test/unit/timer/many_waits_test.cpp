@@ -15,15 +15,9 @@
 #include <optional>
 #include <vector>
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using boost::system::error_code;
-using steady = std::chrono::steady_clock;
-using timer = chronopool::steady_timer;
+#include "timer_test_support.hpp"
 
 namespace {
-
-constexpr auto long_wait = 10s;
 
 /// What each wait's handler saw, in the order the handlers ran.
 struct outcomes {
@@ -59,6 +53,25 @@ struct outcomes {
 constexpr std::size_t burst = 40;
 constexpr std::size_t first_chunk = 16;
 
+/// A burst of waits on one timer that fired together: the first chunk is
+/// delivered, the rest have fired and wait for their delivery.
+struct half_delivered_burst {
+  asio::io_context io;
+  std::optional<timer> t{std::in_place, io, steady::now()};
+  outcomes o;
+
+  half_delivered_burst() {
+    o.start(*t, burst);
+    io.run_one();  // one turn: the due waits fire, and the first chunk is delivered at once
+    BOOST_REQUIRE_EQUAL(o.order.size(), first_chunk);
+  }
+  /// Runs what is left; true when everything ran, each wait once, in start order.
+  bool finish() {
+    io.run_for(long_wait);
+    return io.stopped() && o.in_start_order();
+  }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(many_waits)
@@ -88,55 +101,29 @@ BOOST_AUTO_TEST_CASE(cancel_aborts_thousands_of_waits_once_each_in_start_order) 
   BOOST_TEST(o.count(asio::error::operation_aborted) == 5000u);
 }
 
-BOOST_AUTO_TEST_CASE(fired_waits_not_yet_delivered_are_still_cancelled_by_their_timer) {
-  asio::io_context io;
-  timer t(io, steady::now());
-  outcomes o;
-  o.start(t, burst);
-  // One turn: the due waits fire, and the first chunk is delivered at once.
-  io.run_one();
-  BOOST_REQUIRE_EQUAL(o.order.size(), first_chunk);
-  // The rest fired but wait for their delivery: cancel() still aborts them.
-  BOOST_TEST(t.cancel() == burst - first_chunk);
-  io.run_for(long_wait);
-  BOOST_TEST(io.stopped());
-  BOOST_TEST(o.in_start_order());
+BOOST_FIXTURE_TEST_CASE(fired_waits_not_yet_delivered_are_still_cancelled_by_their_timer, half_delivered_burst) {
+  BOOST_TEST(t->cancel() == burst - first_chunk);
+  BOOST_TEST(finish());
   BOOST_TEST(o.count(error_code()) == first_chunk);
   BOOST_TEST(o.count(asio::error::operation_aborted) == burst - first_chunk);
 }
 
-BOOST_AUTO_TEST_CASE(fired_waits_not_yet_delivered_follow_their_timer_when_it_moves) {
-  asio::io_context io;
-  std::optional<timer> before(std::in_place, io, steady::now());
-  outcomes o;
-  o.start(*before, burst);
-  io.run_one();
-  BOOST_REQUIRE_EQUAL(o.order.size(), first_chunk);
+BOOST_FIXTURE_TEST_CASE(fired_waits_not_yet_delivered_follow_their_timer_when_it_moves, half_delivered_burst) {
   // The waits still to be delivered move with the timer; the object they
   // fired from is gone before they are delivered.
-  timer after(std::move(*before));
-  before.reset();
-  io.run_for(long_wait);
-  BOOST_TEST(io.stopped());
-  BOOST_TEST(o.in_start_order());
+  timer after(std::move(*t));
+  t.reset();
+  BOOST_TEST(finish());
   BOOST_TEST(o.count(error_code()) == burst);
   // Each left the moved timer as it was delivered: nothing is left to cancel.
   BOOST_TEST(after.cancel() == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(moved_timer_cancels_the_fired_waits_it_took_over) {
-  asio::io_context io;
-  std::optional<timer> before(std::in_place, io, steady::now());
-  outcomes o;
-  o.start(*before, burst);
-  io.run_one();
-  BOOST_REQUIRE_EQUAL(o.order.size(), first_chunk);
-  timer after(std::move(*before));
-  before.reset();
+BOOST_FIXTURE_TEST_CASE(moved_timer_cancels_the_fired_waits_it_took_over, half_delivered_burst) {
+  timer after(std::move(*t));
+  t.reset();
   BOOST_TEST(after.cancel() == burst - first_chunk);
-  io.run_for(long_wait);
-  BOOST_TEST(io.stopped());
-  BOOST_TEST(o.in_start_order());
+  BOOST_TEST(finish());
   BOOST_TEST(o.count(asio::error::operation_aborted) == burst - first_chunk);
 }
 

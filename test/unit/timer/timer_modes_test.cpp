@@ -28,17 +28,12 @@
 #include <utility>
 #include <vector>
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using boost::system::error_code;
-using steady = std::chrono::steady_clock;
+#include "timer_test_support.hpp"
+
 using chronopool::scheduled_thread_pool;
-using timer = chronopool::steady_timer;
 
 namespace {
 
-/// Generous bound for anything that must happen (CI: 2 cores, sanitizers).
-constexpr auto long_wait = 10s;
 /// A wait that must not complete during a test.
 constexpr auto far_away = 1h;
 

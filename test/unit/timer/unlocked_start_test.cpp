@@ -26,15 +26,9 @@
 #include <utility>
 #include <vector>
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using boost::system::error_code;
-using steady = std::chrono::steady_clock;
-using timer = chronopool::steady_timer;
+#include "timer_test_support.hpp"
 
 namespace {
-
-constexpr auto long_wait = 10s;
 
 /// An io_context whose (only) shard is armed for @p anchor_in from now.
 struct armed_io {

@@ -1,0 +1,18 @@
+// The names the timer tests share, and how long they wait for what must happen.
+#pragma once
+
+#include <chronopool/steady_timer.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+using timer = chronopool::steady_timer;
+
+/// Generous bound for anything that must happen (CI: 2 cores, sanitizers):
+/// a limit on waiting, never a timing assertion.
+inline constexpr auto long_wait = 10s;
