@@ -458,7 +458,8 @@ timer_impl* timer_shard::unlink_locked(wait_op_base& op, timer_impl* t) noexcept
   if (!op.linked()) return nullptr;
   if (t == nullptr) t = op.timer();
   // From the front: waits leave a timer oldest first (cancel, firing), so
-  // this is one step but for a cancel through one wait's slot.
+  // this is usually one step; a cancel through one wait's slot, or a chunk
+  // of fired waits claimed before the chunk ahead of it, walks further.
   wait_op_base* prev = nullptr;
   bool waits_left = false;
   for (wait_op_base* p = t->first.load(std::memory_order_relaxed); p != nullptr; prev = p, p = p->next_wait()) {
@@ -680,10 +681,7 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   if (to.last) to.last->set_last_of(&to);  // where its waits find their timer
   // Fired waits not yet claimed recorded the timer they fired from.
   for (wait_op_base* w = to.first.load(std::memory_order_relaxed); w != nullptr; w = w->next_wait()) {
-    if (w->state.load(std::memory_order_relaxed) == wait_state::fired) {
-      w->take_fired_timer();
-      w->set_fired_timer(&to);
-    }
+    if (w->state.load(std::memory_order_relaxed) == wait_state::fired) w->set_fired_timer(&to);
   }
   from.expiry.store(time_point(), std::memory_order_relaxed);  // as if newly constructed
   lock.unlock();  // before `later` does its part
