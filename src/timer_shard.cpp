@@ -702,6 +702,9 @@ wait_list timer_shard::take_batch() noexcept {
 void timer_shard::claim(wait_list& list) noexcept {
   std::lock_guard lock(mutex_);
   claim_locked(list);
+  // Every list post_list() posts is claimed here once: run, destroyed unrun,
+  // or handed back.
+  posted_unclaimed_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void timer_shard::claim_locked(wait_list& list) noexcept {
@@ -732,6 +735,7 @@ void timer_shard::deliver(wait_list& list) {
 void timer_shard::post_list(wait_list list) noexcept {
   handback_slot back;
   bool threw = false;
+  posted_unclaimed_.fetch_add(1, std::memory_order_relaxed);  // before anyone can claim it
   {
     const posting_scope scope(&back);
     try {
@@ -838,8 +842,9 @@ void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
   }
   if (here.empty()) return;
   // A handler that throws propagates out of run() as Asio documents; the
-  // delivery object posts the rest of the chunk before it goes.
-  delivery d(shared_from_this(), std::move(here), false);
+  // delivery object posts the rest of the chunk before it goes. Claimed
+  // above: claim() is for posted lists.
+  delivery d(shared_from_this(), std::move(here), false, true);
   d();
 }
 
@@ -976,13 +981,19 @@ void timer_shard::post_collect_locked(time_point t) {
   armed_at_ = t;
 }
 
-void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
+void timer_shard::on_native_expiry(std::uint64_t generation, bool native, bool polled) {
   wait_list fired;
   bool here_only = false;
   {
     after_unlock later(*this);
     std::lock_guard lock(mutex_);
     if (generation != generation_.load(std::memory_order_relaxed) || shutting_down_) return;
+    // Fired waits posted earlier queue in the context behind the poll when it
+    // was queued before them (a wake-up queued since is a new generation,
+    // queued behind them). Waits due since must not be delivered ahead of
+    // them: a one-thread context completes in expiry order. The poll looks
+    // again on its next turn, queued behind them.
+    if (polled && posted_unclaimed_.load(std::memory_order_relaxed) != 0) return;
     if (native) native_waiting_ = false;
     armed_ = false;
     collect_due_locked(fired, later);

@@ -60,6 +60,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -139,7 +140,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// The time the shard's wake-up is armed for (time_point::max() when none).
   time_point gate() const noexcept { return time_point(duration(gate_.load(std::memory_order_seq_cst))); }
   /// The poll found the gate passed: does what the wake-up would.
-  void serve_due() { on_native_expiry(generation_.load(std::memory_order_relaxed), false); }
+  void serve_due() { on_native_expiry(generation_.load(std::memory_order_relaxed), false, true); }
 
   // ---- for the pool wake-up task and the delivery functions -----------------
   void on_wakeup(shard_wakeup& w);
@@ -152,9 +153,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void deliver(wait_list& list);
   /// Takes the abort batch for delivery.
   wait_list take_batch() noexcept;
-  /// Claims @p list's waits for delivery: unlinks fired ones from their
-  /// timers (from now on cancel() no longer sees them); a wait cancelled
-  /// after it fired stays in the list, aborted.
+  /// Claims a list posted by post_list() for delivery: unlinks fired waits
+  /// from their timers (from now on cancel() no longer sees them); a wait
+  /// cancelled after it fired stays in the list, aborted. Once per posted list.
   void claim(wait_list& list) noexcept;
   /// Drops @p list's waits uncalled.
   static void discard(wait_list& list) noexcept;
@@ -222,8 +223,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void poll_native_locked(time_point t);
   /// Queues @p p on the context behind its other work, as a continuation.
   void repost_poll(const native_poll& p);
-  /// The wake-up came: the native timer's (@p native) or a posted one.
-  void on_native_expiry(std::uint64_t generation, bool native);
+  /// The wake-up came: the native timer's (@p native), a posted one, or
+  /// (@p polled) the poll found the gate passed.
+  void on_native_expiry(std::uint64_t generation, bool native, bool polled = false);
   /// Delivers a batch of fired waits: on this thread when it is one of the
   /// context's (the first chunk; the rest posted so other threads share it),
   /// or all posted to the context.
@@ -250,6 +252,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::optional<boost::asio::any_io_executor> context_ex_;
   bool shutting_down_ = false;
   std::size_t in_flight_ = 0;  // deliveries under way outside the lock
+  // Lists of fired waits posted to the context and not claimed yet. Counted
+  // up before the post, outside the lock; down in claim(), under it.
+  std::atomic<std::size_t> posted_unclaimed_{0};
   std::condition_variable_any deliveries_done_;
 
   // Native driving.

@@ -943,6 +943,55 @@ BOOST_AUTO_TEST_CASE(io_context_poll_runs_until_a_polled_deadline) {
   BOOST_TEST((done.at() >= t.expiry()));
 }
 
+BOOST_AUTO_TEST_CASE(a_poll_does_not_overtake_fired_waits_posted_ahead_of_it) {
+  // One io thread, two shards. The poll, queued for a wait on shard 1,
+  // completes it inline; that handler starts a burst of past-due waits and
+  // a later one on shard 0 (the io thread's), whose posted collect then runs
+  // before the poll's next turn: it completes the first 16 on its thread
+  // and posts the rest, which queue behind the poll. The later wait comes
+  // due while those 16 run. The poll must leave it until the posted rest
+  // has run, or a one-thread context completes it out of expiry order.
+  if (std::thread::hardware_concurrency() < 2) {
+    BOOST_TEST_MESSAGE("one shard per context on this machine: nothing can overtake");
+    return;
+  }
+  constexpr std::size_t burst = 40;
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  timer later(io);    // this thread uses the service first: its shard is shard 0
+  timer trigger(io);  // moves to the helper thread's shard when it starts there
+  std::vector<std::unique_ptr<timer>> timers;
+  std::vector<std::size_t> order;
+  int failures = 0;
+  const auto record = [&](std::size_t id, const error_code& ec) {
+    if (ec) ++failures;
+    order.push_back(id);
+  };
+  std::thread([&] {
+    trigger.expires_after(300us);  // within the window: polled
+    trigger.async_wait([&](const error_code& ec) {
+      if (ec) ++failures;
+      const auto now = steady::now();
+      for (std::size_t i = 0; i < burst; ++i) {
+        auto& t = timers.emplace_back(std::make_unique<timer>(io, now - 1ms));
+        t->async_wait([&, i](const error_code& e) {
+          record(i, e);
+          if (i < 16) std::this_thread::sleep_for(2ms);  // the first chunk: 32 ms
+        });
+      }
+      later.expires_at(now + 20ms);
+      later.async_wait([&](const error_code& e) { record(burst, e); });
+    });
+  }).join();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(failures == 0);
+  BOOST_REQUIRE(order.size() == burst + 1);
+  std::size_t out_of_order = 0;
+  for (std::size_t k = 0; k < order.size(); ++k)
+    if (order[k] != k) ++out_of_order;
+  BOOST_TEST(out_of_order == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_polled_wait_cancelled_completes_aborted_and_the_poll_ends) {
   // A poll whose wait was cancelled must end (run() returns once the
   // aborted handler ran), and one superseded by an earlier deadline must
