@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <stdexcept>
 
 namespace chronopool::detail {
@@ -121,15 +122,20 @@ deadline_index::key deadline_index::lead(key now) const noexcept {
   return now > ~key{0} - width ? ~key{0} : now + width;
 }
 
+deadline_index::key deadline_index::slice_after(key last) const noexcept {
+  const key interval = key{1} << (near_bits_ - std::min(near_bits_, idle_turn_log2));
+  return last > ~key{0} - interval ? ~key{0} : last + interval;
+}
+
 deadline_index::key deadline_index::bucket_floor(unsigned j) const noexcept {
   // Keys in bucket j share the bits above j with base_ and have bit j set.
   const key above = j == 63 ? 0 : base_ >> (j + 1) << (j + 1);
   return above | (key{1} << j);
 }
 
-deadline_index::key deadline_index::bucket_min(unsigned j) const noexcept {
+deadline_index::key deadline_index::bucket_min(const std::vector<index_node*>& bucket) noexcept {
   key m = ~key{0};
-  for (const index_node* n : tier_[j]) m = std::min(m, key_of(n->deadline()));
+  for (const index_node* n : bucket) m = std::min(m, key_of(n->deadline()));
   return m;
 }
 
@@ -143,16 +149,17 @@ void deadline_index::tier_push(index_node* n, key k) {
   ++tier_count_;
 }
 
-index_node* deadline_index::tier_erase(std::size_t j, std::size_t pos) noexcept {
-  auto& bucket = tier_[j];
+index_node* deadline_index::bucket_erase(bucket_array& array, std::uint64_t& mask, std::size_t& count, std::size_t j,
+                                          std::size_t pos) noexcept {
+  auto& bucket = array[j];
   index_node* const n = bucket[pos];
   // Buckets are unordered: the last node fills the hole.
   bucket[pos] = bucket.back();
   bucket[pos]->heap_index = tier_tag | (j << bucket_shift) | pos;
   bucket.pop_back();
   shrink_if_sparse(bucket);
-  if (bucket.empty()) tier_mask_ &= ~(std::uint64_t{1} << j);
-  --tier_count_;
+  if (bucket.empty()) mask &= ~(std::uint64_t{1} << j);
+  --count;
   n->heap_index = index_node::not_queued;
   return n;
 }
@@ -176,7 +183,7 @@ void deadline_index::insert(index_node* n) {
   }
   // An empty index may have an old reference time; start from now, so the
   // near window is the one that holds now rather than one long past.
-  if (heap_.empty() && tier_count_ == 0) set_base(lead(key_of(clock::now())));
+  if (heap_.empty() && tier_count_ == 0 && stale_count_ == 0) set_base(lead(key_of(clock::now())));
   const key k = key_of(d);
   if (k < near_limit_) {
     push_entry(n);
@@ -191,8 +198,14 @@ bool deadline_index::erase(index_node& n) noexcept {
   if ((i & tier_tag) != 0) {
     const std::size_t j = (i & ~tier_tag) >> bucket_shift;
     const std::size_t pos = i & position_mask;
-    if (j >= buckets || pos >= tier_[j].size() || tier_[j][pos] != &n) return false;
-    tier_erase(j, pos);
+    if (j >= buckets) return false;
+    if (pos < tier_[j].size() && tier_[j][pos] == &n) {
+      bucket_erase(tier_, tier_mask_, tier_count_, j, pos);
+    } else if (pos < stale_[j].size() && stale_[j][pos] == &n) {
+      bucket_erase(stale_, stale_mask_, stale_count_, j, pos);
+    } else {
+      return false;
+    }
   } else if ((i & never_tag) != 0) {
     const std::size_t pos = i & ~never_tag;
     if (pos >= never_.size() || never_[pos] != &n) return false;
@@ -204,66 +217,83 @@ bool deadline_index::erase(index_node& n) noexcept {
   return true;
 }
 
-void deadline_index::rebase(key to) noexcept {
+void deadline_index::rebase(key to, key now, bool at_once) noexcept {
+  // The nodes set aside last time first (usually moved long ago): they are
+  // relative to the reference time this replaces.
+  if (!move_all_stale()) return;  // out of memory: a later advance retries
   // Buckets at or below the highest bit in which the reference time changes
-  // are redistributed; those above keep their meaning (their nodes share the
-  // same higher bits with the new reference time as with the old one).
+  // are set aside to be redistributed: their nodes go to the heap (those
+  // below bucket `top`, all due before `to`, and those of bucket `top` due
+  // before the new near limit) or to lower buckets. Those above keep their
+  // meaning (their nodes share the same higher bits with the new reference
+  // time as with the old one).
   const auto top = static_cast<unsigned>(std::bit_width(base_ ^ to) - 1);
   const std::uint64_t affected = tier_mask_ & (top == 63 ? ~std::uint64_t{0} : (std::uint64_t{2} << top) - 1);
-  const key old_base = base_;
-  const key old_limit = near_limit_;
+  stale_floor_ = near_limit_;
   set_base(to);
   if (affected == 0) return;
-  // Reserve every destination first, so that moving cannot fail half-way.
-  // Nodes below bucket `top` are all due before `to` (they have a 0 where it
-  // has its 1 at bit top): they go to the heap. Those of bucket `top` go to
-  // the heap or to a lower bucket, all of which are empty by then.
-  std::size_t to_heap = 0;
-  std::size_t per_bucket[buckets] = {};
+  // A swap per bucket: no node is touched here. stale_[j] is empty, with the
+  // buffer of the bucket that went through last time.
   for (std::uint64_t m = affected; m != 0; m &= m - 1) {
     const auto j = static_cast<unsigned>(std::countr_zero(m));
-    for (const index_node* n : tier_[j]) {
-      const key k = key_of(n->deadline());
-      if (k < near_limit_) {
-        ++to_heap;
-      } else {
-        ++per_bucket[std::bit_width(k ^ base_) - 1];
-      }
-    }
+    tier_[j].swap(stale_[j]);
+    tier_count_ -= stale_[j].size();
+    stale_count_ += stale_[j].size();
   }
-  try {
-    heap_.reserve(heap_.size() + to_heap);
-    for (std::size_t j = 0; j < buckets; ++j)
-      if (per_bucket[j] != 0) tier_[j].reserve(tier_[j].size() + per_bucket[j]);
-  } catch (...) {
-    base_ = old_base;  // out of memory: the nodes stay, a later advance retries
-    near_limit_ = old_limit;
+  tier_mask_ &= ~affected;
+  stale_mask_ = affected;
+  if (at_once || stale_count_ <= whole_move) {
+    move_all_stale();
     return;
   }
-  for (std::uint64_t m = affected; m != 0; m &= m - 1) {
-    const auto j = static_cast<unsigned>(std::countr_zero(m));
-    std::vector<index_node*> moving;
-    moving.swap(tier_[j]);
-    tier_mask_ &= ~(std::uint64_t{1} << j);
-    tier_count_ -= moving.size();
-    for (index_node* n : moving) {
+  last_slice_ = now;
+}
+
+void deadline_index::move_stale_share(key now) noexcept {
+  // Done half a window before the first set-aside node can be due; until
+  // then, at each turn at least 1/1024 window after the last, the share of
+  // what is left that the time since the last turn is of the time left.
+  const key half = key{1} << (near_bits_ - 1);
+  const key done_by = stale_floor_ - std::min(stale_floor_, half);
+  if (now >= done_by) {
+    move_all_stale();
+    return;
+  }
+  if (now < last_slice_ || now - last_slice_ < (key{1} << (near_bits_ - std::min(near_bits_, min_turn_log2))))
+    return;
+  const double share = static_cast<double>(now - last_slice_) / static_cast<double>(done_by - last_slice_);
+  move_stale(static_cast<std::size_t>(std::ceil(static_cast<double>(stale_count_) * share)));
+  last_slice_ = now;
+}
+
+void deadline_index::move_stale(std::size_t limit) noexcept {
+  while (limit != 0 && stale_mask_ != 0) {
+    const auto j = static_cast<unsigned>(std::countr_zero(stale_mask_));
+    auto& bucket = stale_[j];
+    for (; limit != 0 && !bucket.empty(); --limit) {
+      index_node* const n = bucket.back();
       const key k = key_of(n->deadline());
-      if (k < near_limit_) {
-        push_entry(n);  // reserved: does not throw
-      } else {
-        tier_push(n, k);  // a lower bucket, reserved: does not throw
+      try {
+        if (k < near_limit_) {
+          push_entry(n);
+        } else {
+          tier_push(n, k);  // a lower bucket than j's, relative to the new reference time
+        }
+      } catch (...) {
+        return;  // out of memory: nothing changed for this node, it stays set aside
       }
+      bucket.pop_back();
+      --stale_count_;
     }
-    // Nothing moved back into bucket j (only lower ones): it keeps its buffer.
-    moving.clear();
-    tier_[j].swap(moving);
+    if (bucket.empty()) stale_mask_ &= ~(std::uint64_t{1} << j);
   }
 }
 
 void deadline_index::pull_earliest() noexcept {
+  if (!move_all_stale()) return;  // out of memory: heap_front() stays null
   if (!heap_.empty() || tier_mask_ == 0) return;
   // A reference time at the earliest tier key puts that node in the heap.
-  rebase(bucket_min(static_cast<unsigned>(std::countr_zero(tier_mask_))));
+  rebase(bucket_min(tier_[std::countr_zero(tier_mask_)]), key_of(clock::now()), true);
 }
 
 void deadline_index::advance(time_point now) noexcept {
@@ -271,24 +301,28 @@ void deadline_index::advance(time_point now) noexcept {
   // coming near into the heap one window ahead of time, so that a node is in
   // the heap, and whoever sleeps for the first deadline sleeps for its exact
   // deadline, before it is due.
-  const key ahead = lead(key_of(now));
+  const key now_key = key_of(now);
+  if (stale_count_ != 0) move_stale_share(now_key);
+  const key ahead = lead(now_key);
   if (ahead < near_limit_) return;
   if (tier_mask_ != 0) {
-    rebase(ahead);
-  } else if (heap_.empty()) {
+    rebase(ahead, now_key, false);
+  } else if (heap_.empty() && stale_count_ == 0) {
     set_base(ahead);  // nothing to move: just follow the clock
   }
 }
 
 index_node* deadline_index::pop_due(time_point now) noexcept {
   advance(now);
-  if (heap_.empty() || heap_.front().deadline > now.time_since_epoch().count()) return nullptr;
+  const entry* front = heap_front();
+  if (front == nullptr || front->deadline > now.time_since_epoch().count()) return nullptr;
   return remove_at(0);
 }
 
 index_node* deadline_index::pop_first() noexcept {
   if (empty()) return nullptr;
   pull_earliest();  // the true first node, due or not, may wait in the tier
+  if (stale_count_ != 0) return nullptr;  // out of memory moving the tier: nothing taken
   if (!heap_.empty()) return remove_at(0);
   if (tier_mask_ != 0) return nullptr;  // out of memory moving the tier: nothing taken
   // Only "never" nodes: the first submitted of them.
@@ -300,25 +334,43 @@ index_node* deadline_index::pop_first() noexcept {
 
 std::optional<time_point> deadline_index::first_deadline() const noexcept {
   // Every tier node comes after every heap node.
-  if (!heap_.empty()) return time_point(duration(heap_.front().deadline));
-  if (tier_mask_ != 0) return time_of(bucket_min(static_cast<unsigned>(std::countr_zero(tier_mask_))));
+  if (const entry* front = heap_front()) return time_point(duration(front->deadline));
+  if (stale_count_ != 0) {
+    // Set-aside nodes may come before the heap's and the tier's: the
+    // earliest of all three (scans, as this is no hot path).
+    key m = heap_.empty() ? ~key{0} : key_of(heap_.front().deadline);
+    for (std::uint64_t b = stale_mask_; b != 0; b &= b - 1) m = std::min(m, bucket_min(stale_[std::countr_zero(b)]));
+    if (tier_mask_ != 0) m = std::min(m, bucket_min(tier_[std::countr_zero(tier_mask_)]));
+    return time_of(m);
+  }
+  if (tier_mask_ != 0) return time_of(bucket_min(tier_[std::countr_zero(tier_mask_)]));
   if (!never_.empty()) return time_point::max();
   return std::nullopt;
 }
 
 std::optional<time_point> deadline_index::wake_time() const noexcept {
-  if (!heap_.empty()) return time_point(duration(heap_.front().deadline));
-  if (tier_mask_ == 0) return std::nullopt;
-  // A window before the bucket's lower bound: its nodes move into the heap
-  // then, and the sleeper sleeps on for the exact first deadline.
-  const key floor = bucket_floor(static_cast<unsigned>(std::countr_zero(tier_mask_)));
-  const key width = key{1} << near_bits_;
-  return time_of(floor > width ? floor - width : 0);
+  std::optional<time_point> wake;
+  if (!heap_.empty()) {
+    wake = time_point(duration(heap_.front().deadline));
+  } else if (tier_mask_ != 0) {
+    // A window before the bucket's lower bound: its nodes move into the heap
+    // then, and the sleeper sleeps on for the exact first deadline.
+    const key floor = bucket_floor(static_cast<unsigned>(std::countr_zero(tier_mask_)));
+    const key width = key{1} << near_bits_;
+    wake = time_of(floor > width ? floor - width : 0);
+  }
+  // The next slice, when nothing else wakes the owner sooner.
+  if (stale_count_ != 0) {
+    const time_point next = time_of(slice_after(last_slice_));
+    if (!wake || next < *wake) wake = next;
+  }
+  return wake;
 }
 
 std::size_t deadline_index::reserved_bytes() const noexcept {
   std::size_t n = heap_.capacity() * sizeof(entry) + never_.capacity() * sizeof(index_node*);
-  for (const auto& bucket : tier_) n += bucket.capacity() * sizeof(index_node*);
+  for (const auto* array : {&tier_, &stale_})
+    for (const auto& bucket : *array) n += bucket.capacity() * sizeof(index_node*);
   return n;
 }
 
@@ -351,6 +403,18 @@ bool deadline_index::check_invariants() const noexcept {
     in_tier += tier_[j].size();
   }
   if (in_tier != tier_count_) return false;
+  std::size_t set_aside = 0;
+  for (std::size_t j = 0; j < buckets; ++j) {
+    if (((stale_mask_ >> j & 1) != 0) == stale_[j].empty()) return false;
+    for (std::size_t pos = 0; pos < stale_[j].size(); ++pos) {
+      const index_node* n = stale_[j][pos];
+      if (n->heap_index != (tier_tag | (j << bucket_shift) | pos)) return false;
+      // None may be due before the floor the heap's front is measured against.
+      if (key_of(n->deadline()) < stale_floor_ || is_never(n->deadline())) return false;
+    }
+    set_aside += stale_[j].size();
+  }
+  if (set_aside != stale_count_) return false;
   for (std::size_t pos = 0; pos < never_.size(); ++pos)
     if (never_[pos]->heap_index != (never_tag | pos) || !is_never(never_[pos]->deadline())) return false;
   return true;

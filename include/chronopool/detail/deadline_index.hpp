@@ -21,9 +21,17 @@
 //   timeout cancelled long before its deadline (most of a server's) never
 //   sifts through the heap at all. Order stays exact: every heap node is due
 //   before every tier node. Deadlines of "never" stay in a list of their own.
-//   The window is wide because a bucket moves all at once, touching every
-//   node in it: with 67 ms, timers spread over a second moved in batches of
-//   thousands under the lock and their p99 lateness grew sevenfold.
+// * Buckets come near a window before their first node can be due, so they
+//   move a slice at a time: the buckets to redistribute are set aside whole
+//   ("stale", a swap of vectors that touches no node), and each advance()
+//   moves a slice of them, one every 1/32 window, ending half a window
+//   before the first of them can be due. Moving them all at once held the
+//   owner's lock for up to ~10 ms when a bucket spanning seconds of a
+//   million idle timeouts came near. Until they are moved, the heap's front
+//   is the first node only while it is due before every stale node.
+//   The window is wide because every node moves through it: with 67 ms,
+//   timers spread over a second moved in batches of thousands under the lock
+//   and their p99 lateness grew sevenfold.
 #pragma once
 
 #include <chronopool/detail/saturating_time.hpp>
@@ -114,7 +122,7 @@ class deadline_index {
   /// decides what happens to them.
   ~deadline_index() = default;
 
-  std::size_t size() const noexcept { return heap_.size() + tier_count_ + never_.size(); }
+  std::size_t size() const noexcept { return heap_.size() + tier_count_ + stale_count_ + never_.size(); }
   bool empty() const noexcept { return size() == 0; }
   /// Diagnostics: the bytes its buffers hold. Erasing nodes gives most of a
   /// tier bucket's or the "never" list's buffer back once it is less than a
@@ -129,12 +137,18 @@ class deadline_index {
   bool erase(index_node& n) noexcept;
 
   /// Moves the reference time along with the clock at @p now: buckets coming
-  /// within a window of it move into the heap.
+  /// within a window of it are set aside to move into the heap, and a slice
+  /// of those set aside earlier moves (all of them once they are near).
   void advance(time_point now) noexcept;
-  /// The heap's first entry; null when the heap is empty (the tier may still
-  /// hold nodes, all due later than any heap node).
-  const entry* heap_front() const noexcept { return heap_.empty() ? nullptr : &heap_.front(); }
-  /// Removes the heap's first node (the heap must not be empty).
+  /// The heap's first entry, when it is the index's first node; null when
+  /// the heap is empty (the tier may still hold nodes, all due later than
+  /// any heap node) or a node still to move from the tier may come first
+  /// (then none is due before the time advance() moves them all).
+  const entry* heap_front() const noexcept {
+    if (heap_.empty() || (stale_count_ != 0 && key_of(heap_.front().deadline) >= stale_floor_)) return nullptr;
+    return &heap_.front();
+  }
+  /// Removes the first node (heap_front() must not be null).
   index_node* pop_heap_front() noexcept { return remove_at(0); }
   /// advance(@p now), then the first node if it is due at @p now, removed; else null.
   index_node* pop_due(time_point now) noexcept;
@@ -151,7 +165,8 @@ class deadline_index {
   std::optional<time_point> first_deadline() const noexcept;
   /// When the owner must look again: the heap's first deadline, or when the
   /// heap is empty a window before the earliest tier bucket's lower bound (at
-  /// most the earliest tier deadline); none when only "never" nodes (or none)
+  /// most the earliest tier deadline), or when earlier the time to move the
+  /// next slice of set-aside nodes; none when only "never" nodes (or none)
   /// are left.
   std::optional<time_point> wake_time() const noexcept;
 
@@ -159,8 +174,9 @@ class deadline_index {
   template <class F>
   void for_each(F&& f) const {
     for (const entry& e : heap_) f(*e.node);
-    for (const auto& bucket : tier_)
-      for (index_node* n : bucket) f(*n);
+    for (const auto* array : {&tier_, &stale_})
+      for (const auto& bucket : *array)
+        for (index_node* n : bucket) f(*n);
     for (index_node* n : never_) f(*n);
   }
   /// Removes every node for which @p pred is true, appending it to @p out;
@@ -180,12 +196,14 @@ class deadline_index {
     };
     for (const entry& e : heap_) take(e.node);
     heap_.clear();
-    for (auto& bucket : tier_) {
-      for (index_node* n : bucket) take(n);
-      bucket.clear();
+    for (auto* array : {&tier_, &stale_}) {
+      for (auto& bucket : *array) {
+        for (index_node* n : bucket) take(n);
+        bucket.clear();
+      }
     }
-    tier_mask_ = 0;
-    tier_count_ = 0;
+    tier_mask_ = stale_mask_ = 0;
+    tier_count_ = stale_count_ = 0;
     for (index_node* n : never_) take(n);
     never_.clear();
   }
@@ -193,18 +211,29 @@ class deadline_index {
   /// Testing aid: the heap property, every node's heap_index, every tier
   /// node's bucket. False on the first violation.
   bool check_invariants() const noexcept;
+  /// Testing aid: nodes set aside and not moved yet.
+  std::size_t still_to_move() const noexcept { return stale_count_; }
 
  private:
   static constexpr std::size_t arity = 4;
 
   // heap_index of a node in the far tier: this tag, its bucket shifted by
-  // bucket_shift, and its position in the bucket; of a node due "never":
-  // never_tag and its position in never_.
+  // bucket_shift, and its position in the bucket (a set-aside bucket's nodes
+  // keep theirs: erase() looks in both); of a node due "never": never_tag
+  // and its position in never_.
   static constexpr std::size_t tier_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 3);
   static constexpr std::size_t never_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 4);
   static constexpr unsigned bucket_shift = 48;
   static constexpr std::size_t position_mask = (std::size_t{1} << bucket_shift) - 1;
   static constexpr std::size_t buckets = 64;
+  // Set-aside nodes move in shares of what is left, at most every 1/1024
+  // window (a busy owner: ~1 ms at the default window) and at least every
+  // 1/32 (an idle one wakes for it), done half a window before the first of
+  // them can be due. Up to whole_move of them move at once (~0.1 ms).
+  static constexpr unsigned min_turn_log2 = 10;
+  static constexpr unsigned idle_turn_log2 = 5;
+  static constexpr std::size_t whole_move = 4096;
+  using bucket_array = std::vector<index_node*>[buckets];
 
   /// Deadlines as unsigned keys in the same order (the sign bit flipped), so
   /// that bucket arithmetic works on the whole clock range.
@@ -225,27 +254,52 @@ class deadline_index {
   void rebuild_heap() noexcept;
 
   void tier_push(index_node* n, key k);
-  index_node* tier_erase(std::size_t bucket, std::size_t pos) noexcept;
+  /// Takes the node at @p pos out of bucket @p j of @p array (tier_ or stale_).
+  index_node* bucket_erase(bucket_array& array, std::uint64_t& mask, std::size_t& count, std::size_t j,
+                           std::size_t pos) noexcept;
   index_node* never_erase(std::size_t pos) noexcept;
   /// Moves the reference time to @p to (at least near_limit_): the buckets it
-  /// affects go to the heap or to lower buckets. Gives up, changing nothing,
-  /// when memory runs out (the nodes stay where they were).
-  void rebase(key to) noexcept;
+  /// affects are set aside, to go to the heap or to lower buckets; at once
+  /// with @p at_once or when they are few, else in shares from @p now on.
+  /// Gives up, changing nothing, when the nodes set aside before cannot all
+  /// move (memory ran out).
+  void rebase(key to, key now, bool at_once) noexcept;
+  /// Moves up to @p limit set-aside nodes to the heap or their bucket;
+  /// stops early when memory runs out (the rest stay set aside).
+  void move_stale(std::size_t limit) noexcept;
+  /// All of them: true when none is left.
+  bool move_all_stale() noexcept {
+    move_stale(stale_count_);
+    return stale_count_ == 0;
+  }
   void set_base(key b) noexcept;
   /// One near window after @p now (saturating): where the reference time
   /// goes, so that the heap always reaches at least a window ahead.
   key lead(key now) const noexcept;
+  /// When an idle owner wakes to move the next share after one moved at
+  /// @p last (saturating).
+  key slice_after(key last) const noexcept;
+  /// advance()'s share of the set-aside nodes at @p now.
+  void move_stale_share(key now) noexcept;
   /// The lower bound of bucket @p j's deadlines.
   key bucket_floor(unsigned j) const noexcept;
-  /// The smallest key in bucket @p j (a scan).
-  key bucket_min(unsigned j) const noexcept;
+  /// The smallest key in @p bucket (a scan).
+  static key bucket_min(const std::vector<index_node*>& bucket) noexcept;
   std::vector<entry> heap_;
   const unsigned near_bits_;
   key base_ = 0;        // the reference time
   key near_limit_ = 0;  // the end of the near window: heap keys are below, tier keys not
-  std::vector<index_node*> tier_[buckets];
+  bucket_array tier_;
   std::uint64_t tier_mask_ = 0;  // bit j set when tier_[j] is not empty
   std::size_t tier_count_ = 0;
+  // Buckets set aside by the last rebase, still to move; relative to the
+  // reference time before it. When one empties its buffer stays, for the
+  // next rebase to swap into the tier.
+  bucket_array stale_;
+  std::uint64_t stale_mask_ = 0;
+  std::size_t stale_count_ = 0;
+  key stale_floor_ = 0;  // the near limit before that rebase: no set-aside key is below
+  key last_slice_ = 0;   // the clock at the last share moved (or the rebase)
   std::vector<index_node*> never_;
 };
 
@@ -283,11 +337,15 @@ std::size_t deadline_index::extract_if(Pred&& pred, std::vector<index_node*>& ou
     v.resize(out_pos);
     return dropped;
   };
-  for (std::size_t j = 0; j < buckets; ++j) {
-    if (tier_[j].empty()) continue;
-    tier_count_ -= filter(tier_[j], [j](std::size_t pos) { return tier_tag | (j << bucket_shift) | pos; });
-    if (tier_[j].empty()) tier_mask_ &= ~(std::uint64_t{1} << j);
-  }
+  auto filter_buckets = [&](bucket_array& array, std::uint64_t& mask, std::size_t& count) {
+    for (std::size_t j = 0; j < buckets; ++j) {
+      if (array[j].empty()) continue;
+      count -= filter(array[j], [j](std::size_t pos) { return tier_tag | (j << bucket_shift) | pos; });
+      if (array[j].empty()) mask &= ~(std::uint64_t{1} << j);
+    }
+  };
+  filter_buckets(tier_, tier_mask_, tier_count_);
+  filter_buckets(stale_, stale_mask_, stale_count_);
   filter(never_, [](std::size_t pos) { return never_tag | pos; });
   if (heap_changed) rebuild_heap();
   return out.size() - before;

@@ -194,4 +194,161 @@ BOOST_AUTO_TEST_CASE(erasing_most_far_nodes_gives_the_buffers_back) {
   for (std::size_t k = 0; k < left.size(); ++k) BOOST_TEST(left[k] == &nodes[k * 1000]);
 }
 
+namespace {
+
+/// 100,000 nodes due at random 5 to 40 ms after the returned start (the
+/// clock read just before the first insert, plus @p phase), in an index with
+/// the small window: crossing a multiple of 8 or 16 ms sets tens of
+/// thousands aside at once, more than move in one piece. The start is read
+/// last because the first insert into an empty index takes the clock's
+/// reading as its reference time: nodes already past would go to the heap.
+std::vector<bare_node> spread_nodes(cpd::deadline_index& index, time_point& start,
+                                    std::chrono::nanoseconds phase = std::chrono::nanoseconds(0)) {
+  std::vector<bare_node> nodes(100'000);
+  std::vector<std::int64_t> offsets(nodes.size());
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<std::int64_t> offset_ns(5'000'000, 40'000'000);
+  for (auto& o : offsets) o = offset_ns(rng);
+  start = clock::now() + phase;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].set_deadline(start + std::chrono::nanoseconds(offsets[i]));
+    nodes[i].set_sequence(i);
+    index.insert(&nodes[i]);
+  }
+  return nodes;
+}
+
+/// The first node by brute force among those not taken.
+const cpd::index_node* brute_first(const std::vector<bare_node>& nodes, const std::vector<char>& gone) {
+  const cpd::index_node* first = nullptr;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (!gone[i] && (first == nullptr || runs_before(nodes[i], *first))) first = &nodes[i];
+  return first;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(buckets_coming_near_move_in_shares_and_the_order_stays_exact) {
+  // The clock stepped 2 us at a time over 45 ms. Every node comes out once,
+  // in exact (deadline, sequence) order, never before it is due, and none
+  // of a fifth erased while set aside or in the tier comes out. The nodes
+  // set aside move over several steps, never all in one.
+  cpd::deadline_index index(small_window);
+  time_point start;
+  auto nodes = spread_nodes(index, start);
+  std::vector<char> erased(nodes.size(), 0);
+  std::mt19937_64 rng(12);
+  std::vector<const cpd::index_node*> out;
+  std::size_t early = 0, wake_late = 0, steps_with_shares = 0, largest_share = 0, most_set_aside = 0;
+  std::size_t erased_count = 0;
+  for (int step = 0; step <= 22'500; ++step) {
+    const time_point now = start + std::chrono::microseconds(2 * step);
+    const std::size_t before = index.still_to_move();
+    // When the owner would wake: never after the first node is due.
+    if (const auto w = index.wake_time(); w && index.first_deadline() && *index.first_deadline() <= now &&
+                                          *w > *index.first_deadline())
+      ++wake_late;
+    while (cpd::index_node* n = index.pop_due(now)) {
+      if (n->deadline() > now) ++early;
+      out.push_back(n);
+    }
+    const std::size_t after = index.still_to_move();
+    if (after < before) {
+      ++steps_with_shares;
+      largest_share = std::max(largest_share, before - after);
+    }
+    most_set_aside = std::max(most_set_aside, after);
+    if (after != 0 && step % 7 == 0) {
+      // Erase a few nodes wherever they are (set aside, tier or heap).
+      for (int k = 0; k < 50; ++k) {
+        const std::size_t i = rng() % nodes.size();
+        if (erased[i] || nodes[i].heap_index == cpd::index_node::not_queued) continue;
+        BOOST_TEST_REQUIRE(index.erase(nodes[i]));
+        erased[i] = 1;
+        ++erased_count;
+      }
+    }
+    if (step % 1500 == 0) BOOST_TEST_REQUIRE(index.check_invariants());
+  }
+  BOOST_TEST(index.empty());
+  BOOST_TEST(early == 0u);
+  BOOST_TEST(wake_late == 0u);
+  BOOST_TEST(erased_count > 0u);
+  BOOST_TEST(out.size() + erased_count == nodes.size());
+  BOOST_TEST(std::is_sorted(out.begin(), out.end(), [](const cpd::index_node* a, const cpd::index_node* b) {
+    return runs_before(*a, *b);
+  }));
+  for (const cpd::index_node* n : out) BOOST_TEST_REQUIRE(!erased[static_cast<const bare_node*>(n) - nodes.data()]);
+  // In shares: tens of thousands set aside, none moved whole.
+  BOOST_TEST(most_set_aside > 10'000u);
+  BOOST_TEST(steps_with_shares > 10u);
+  BOOST_TEST(largest_share < most_set_aside);
+}
+
+namespace {
+
+/// first_deadline(), heap_front() and pop_first() while nodes wait to move,
+/// for nodes spread @p phase after the clock: with every node due soon
+/// erased, the heap holds only moved nodes, and a node still set aside may
+/// come before all of them (whether one does depends on where the window
+/// grid falls).
+void check_first_while_moving(std::chrono::nanoseconds phase) {
+  cpd::deadline_index index(small_window);
+  time_point start;
+  auto nodes = spread_nodes(index, start, phase);
+  std::vector<char> gone(nodes.size(), 0);
+  const auto take = [&](const cpd::index_node* n) { gone[static_cast<const bare_node*>(n) - nodes.data()] = 1; };
+  // Step until a rebase has set many aside.
+  time_point now = start;
+  while (index.still_to_move() < 10'000 && now < start + 40ms) {
+    now += 2us;
+    while (cpd::index_node* n = index.pop_due(now)) take(n);
+  }
+  const std::size_t set_aside = index.still_to_move();
+  BOOST_TEST_REQUIRE(set_aside >= 10'000u);
+  // Erase every node due within a window (the rebase's own lead): the
+  // heap then holds only nodes moved from the set-aside ones.
+  const time_point soon = now + 1ms;
+  for (auto& n : nodes) {
+    if (!gone[&n - nodes.data()] && n.deadline() < soon) {
+      BOOST_TEST_REQUIRE(index.erase(n));
+      take(&n);
+    }
+  }
+  // Shares move while nothing is due: after each, the first node is known
+  // exactly, and the heap's front is not reported while a set-aside node
+  // may precede it.
+  std::size_t shares = 0, wrong_first = 0, wrong_front = 0;
+  for (std::size_t left = index.still_to_move(); left != 0 && shares < 3 && now + 2us < soon;
+       left = index.still_to_move()) {
+    now += 2us;
+    BOOST_TEST_REQUIRE(index.pop_due(now) == nullptr);
+    if (index.still_to_move() == left || index.still_to_move() == 0) continue;
+    ++shares;
+    const cpd::index_node* first = brute_first(nodes, gone);
+    if (index.first_deadline() != first->deadline()) ++wrong_first;
+    if (const auto* front = index.heap_front(); front != nullptr && runs_before(*first, *front->node)) ++wrong_front;
+  }
+  BOOST_TEST(shares == 3u);
+  BOOST_TEST(wrong_first == 0u);
+  BOOST_TEST(wrong_front == 0u);
+  BOOST_TEST_REQUIRE(index.still_to_move() > 0u);  // pop_first() finds some still set aside
+  BOOST_TEST(index.check_invariants());
+  // pop_first moves them all and takes the true first, then the next ones in order.
+  for (int k = 0; k < 100; ++k) {
+    cpd::index_node* n = index.pop_first();
+    BOOST_TEST_REQUIRE(n == brute_first(nodes, gone));
+    take(n);
+  }
+  BOOST_TEST(index.still_to_move() == 0u);
+  BOOST_TEST(index.check_invariants());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(with_nodes_set_aside_the_first_node_is_still_known_and_popped_first) {
+  // Eight phases against the window grid, about an eighth of a window apart.
+  for (int phase = 0; phase < 8; ++phase) check_first_while_moving(phase * 131us);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
