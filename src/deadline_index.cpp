@@ -257,6 +257,7 @@ void deadline_index::move_stale_share(key now) noexcept {
   const key done_by = stale_floor_ - std::min(stale_floor_, half);
   if (now >= done_by) {
     move_all_stale();
+    last_slice_ = now;  // out of memory: the owner retries at the next turn, not at once
     return;
   }
   if (now < last_slice_ || now - last_slice_ < (key{1} << (near_bits_ - std::min(near_bits_, min_turn_log2))))

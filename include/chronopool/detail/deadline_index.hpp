@@ -22,13 +22,14 @@
 //   sifts through the heap at all. Order stays exact: every heap node is due
 //   before every tier node. Deadlines of "never" stay in a list of their own.
 // * Buckets come near a window before their first node can be due, so they
-//   move a slice at a time: the buckets to redistribute are set aside whole
+//   move in shares: the buckets to redistribute are set aside whole
 //   ("stale", a swap of vectors that touches no node), and each advance()
-//   moves a slice of them, one every 1/32 window, ending half a window
-//   before the first of them can be due. Moving them all at once held the
-//   owner's lock for up to ~10 ms when a bucket spanning seconds of a
-//   million idle timeouts came near. Until they are moved, the heap's front
-//   is the first node only while it is due before every stale node.
+//   moves a share of them in proportion to the time gone, done half a
+//   window before the first of them can be due (an idle owner wakes for
+//   it). Moving them all at once held the owner's lock for 5-12 ms when a
+//   bucket spanning seconds of a million idle timeouts came near. Until
+//   they are moved, the heap's front is the first node only while it is
+//   due before every stale node.
 //   The window is wide because every node moves through it: with 67 ms,
 //   timers spread over a second moved in batches of thousands under the lock
 //   and their p99 lateness grew sevenfold.
