@@ -197,11 +197,13 @@ BOOST_AUTO_TEST_CASE(erasing_most_far_nodes_gives_the_buffers_back) {
 namespace {
 
 /// 100,000 nodes due at random 5 to 40 ms after the returned start (the
-/// clock read just before the first insert, plus @p phase), in an index with
-/// the small window: crossing a multiple of 8 or 16 ms sets tens of
-/// thousands aside at once, more than move in one piece. The start is read
-/// last because the first insert into an empty index takes the clock's
-/// reading as its reference time: nodes already past would go to the heap.
+/// clock read just before the first insert), shifted by @p phase, in an
+/// index with the small window: crossing a multiple of 8 or 16 ms sets tens
+/// of thousands aside at once, more than move in one piece. The start is
+/// read last, and never moved ahead: the first insert into an empty index
+/// takes the clock's reading as its reference time, so nodes already past
+/// would go to the heap, and a test clock starting ahead of that reading
+/// would find its first set-aside nodes already due to move whole.
 std::vector<bare_node> spread_nodes(cpd::deadline_index& index, time_point& start,
                                     std::chrono::nanoseconds phase = std::chrono::nanoseconds(0)) {
   std::vector<bare_node> nodes(100'000);
@@ -209,9 +211,9 @@ std::vector<bare_node> spread_nodes(cpd::deadline_index& index, time_point& star
   std::mt19937_64 rng(11);
   std::uniform_int_distribution<std::int64_t> offset_ns(5'000'000, 40'000'000);
   for (auto& o : offsets) o = offset_ns(rng);
-  start = clock::now() + phase;
+  start = clock::now();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    nodes[i].set_deadline(start + std::chrono::nanoseconds(offsets[i]));
+    nodes[i].set_deadline(start + phase + std::chrono::nanoseconds(offsets[i]));
     nodes[i].set_sequence(i);
     index.insert(&nodes[i]);
   }
@@ -347,8 +349,8 @@ void check_first_while_moving(std::chrono::nanoseconds phase) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(with_nodes_set_aside_the_first_node_is_still_known_and_popped_first) {
-  // Eight phases against the window grid, about an eighth of a window apart.
-  for (int phase = 0; phase < 8; ++phase) check_first_while_moving(phase * 131us);
+  // Sixteen phases against the window grid, about a sixteenth of a window apart.
+  for (int phase = 0; phase < 16; ++phase) check_first_while_moving(phase * 65us);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
