@@ -334,19 +334,18 @@ index_node* deadline_index::pop_first() noexcept {
 }
 
 std::optional<time_point> deadline_index::first_deadline() const noexcept {
-  // Every tier node comes after every heap node.
   if (const entry* front = heap_front()) return time_point(duration(front->deadline));
-  if (stale_count_ != 0) {
-    // Set-aside nodes may come before the heap's and the tier's: the
-    // earliest of all three (scans, as this is no hot path).
-    key m = heap_.empty() ? ~key{0} : key_of(heap_.front().deadline);
-    for (std::uint64_t b = stale_mask_; b != 0; b &= b - 1) m = std::min(m, bucket_min(stale_[std::countr_zero(b)]));
-    if (tier_mask_ != 0) m = std::min(m, bucket_min(tier_[std::countr_zero(tier_mask_)]));
-    return time_of(m);
+  if (heap_.empty() && tier_mask_ == 0 && stale_mask_ == 0) {
+    if (!never_.empty()) return time_point::max();
+    return std::nullopt;
   }
-  if (tier_mask_ != 0) return time_of(bucket_min(tier_[std::countr_zero(tier_mask_)]));
-  if (!never_.empty()) return time_point::max();
-  return std::nullopt;
+  // The heap is empty, or nodes set aside may come before its front: the
+  // earliest of its front, the set-aside nodes and the lowest tier bucket
+  // (every other tier node comes later). Scans: no hot path.
+  key m = heap_.empty() ? ~key{0} : key_of(heap_.front().deadline);
+  for (std::uint64_t b = stale_mask_; b != 0; b &= b - 1) m = std::min(m, bucket_min(stale_[std::countr_zero(b)]));
+  if (tier_mask_ != 0) m = std::min(m, bucket_min(tier_[std::countr_zero(tier_mask_)]));
+  return time_of(m);
 }
 
 std::optional<time_point> deadline_index::wake_time() const noexcept {

@@ -981,19 +981,13 @@ void timer_shard::post_collect_locked(time_point t) {
   armed_at_ = t;
 }
 
-void timer_shard::on_native_expiry(std::uint64_t generation, bool native, bool polled) {
+void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
   wait_list fired;
   bool here_only = false;
   {
     after_unlock later(*this);
     std::lock_guard lock(mutex_);
     if (generation != generation_.load(std::memory_order_relaxed) || shutting_down_) return;
-    // Fired waits posted earlier queue in the context behind the poll when it
-    // was queued before them (a wake-up queued since is a new generation,
-    // queued behind them). Waits due since must not be delivered ahead of
-    // them: a one-thread context completes in expiry order. The poll looks
-    // again on its next turn, queued behind them.
-    if (polled && posted_unclaimed_.load(std::memory_order_relaxed) != 0) return;
     if (native) native_waiting_ = false;
     armed_ = false;
     collect_due_locked(fired, later);

@@ -139,8 +139,16 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   // ---- for the service's poll (native mode) ----------------------------------
   /// The time the shard's wake-up is armed for (time_point::max() when none).
   time_point gate() const noexcept { return time_point(duration(gate_.load(std::memory_order_seq_cst))); }
-  /// The poll found the gate passed: does what the wake-up would.
-  void serve_due() { on_native_expiry(generation_.load(std::memory_order_relaxed), false, true); }
+  /// The poll found the gate passed: does what the wake-up would, unless
+  /// fired waits this shard posted are still queued. The poll may have been
+  /// queued before them (every other wake-up queued before them is a stale
+  /// generation by then), and waits due since must not overtake them: a
+  /// one-thread context completes in expiry order. Its next turn, queued
+  /// behind them, looks again.
+  void serve_due() {
+    if (posted_unclaimed_.load(std::memory_order_relaxed) != 0) return;
+    on_native_expiry(generation_.load(std::memory_order_relaxed), false);
+  }
 
   // ---- for the pool wake-up task and the delivery functions -----------------
   void on_wakeup(shard_wakeup& w);
@@ -223,9 +231,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void poll_native_locked(time_point t);
   /// Queues @p p on the context behind its other work, as a continuation.
   void repost_poll(const native_poll& p);
-  /// The wake-up came: the native timer's (@p native), a posted one, or
-  /// (@p polled) the poll found the gate passed.
-  void on_native_expiry(std::uint64_t generation, bool native, bool polled = false);
+  /// The wake-up came: the native timer's (@p native) or a posted one.
+  void on_native_expiry(std::uint64_t generation, bool native);
   /// Delivers a batch of fired waits: on this thread when it is one of the
   /// context's (the first chunk; the rest posted so other threads share it),
   /// or all posted to the context.
