@@ -2,6 +2,7 @@
 #include <chronopool/detail/timer_shard.hpp>
 
 #include <chronopool/detail/cpu_relax.hpp>
+#include <chronopool/detail/kernel_timer_cost.hpp>
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/run_state.hpp>
@@ -910,10 +911,16 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
 
 void timer_shard::arm_native_locked(time_point t) {
   const time_point now = clock::now();
-  if (t <= now) {
+  if (t <= now && (!poller_.running() || now - t > near_kernel_timer_cost())) {
     // Due already (a zero sleep, an expiry in the past): a native timer would
     // cost a round trip through the kernel's timer; a posted function is a
     // push onto the context's queue. A native wait still pending goes stale.
+    // While the poll runs, it serves a gate just passed on its next turn
+    // instead (as below): a posted collect would wake another thread of the
+    // context (tens of microseconds on a VM) only to contend with the poll
+    // for this shard's lock. A shard behind by more than a wake-up costs
+    // (a burst, more waits due than one thread delivers) still posts, and
+    // so gets a second thread.
     post_collect_locked(t);
     return;
   }

@@ -59,6 +59,9 @@ class native_poller {
   /// threshold, or within reach() while a poll runs.
   bool covers(duration ahead) const noexcept;
 
+  /// A poll is running (or starting): a gate published now is served by its
+  /// next turn at the latest, or by the poll a claim() then starts.
+  bool running() const noexcept { return active_.load(std::memory_order_relaxed); }
   /// A shard has published a gate within threshold(): true when no poll
   /// runs and the caller must queue one (it then counts as started).
   bool claim() noexcept;
