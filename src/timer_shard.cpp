@@ -911,7 +911,9 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
 
 void timer_shard::arm_native_locked(time_point t) {
   const time_point now = clock::now();
-  if (t <= now && (!poller_.running() || now - t > near_kernel_timer_cost())) {
+  // (t < now - cost, not now - t > cost: t may be time_point::min(), an
+  // expiry in the distant past, and the difference would overflow.)
+  if (t <= now && (!poller_.running() || t < now - near_kernel_timer_cost())) {
     // Due already (a zero sleep, an expiry in the past): a native timer would
     // cost a round trip through the kernel's timer; a posted function is a
     // push onto the context's queue. A native wait still pending goes stale.

@@ -906,6 +906,30 @@ BOOST_AUTO_TEST_CASE(polled_waits_fire_in_deadline_order_never_early_and_run_ret
   BOOST_TEST(pos(1) + 1 == pos(3));
 }
 
+BOOST_AUTO_TEST_CASE(waits_due_already_started_while_the_poll_runs_complete_in_expiry_order) {
+  // A near wait starts the poll; then, from a handler queued behind it,
+  // waits whose expiry has passed: by a second, by nothing, and
+  // time_point::min() (a shard leaves a gate just passed to the running poll
+  // and posts for one long passed; the lag of min() must not overflow).
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  timer near(io, steady::now() + 800us);
+  std::vector<int> order;
+  near.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 3); });
+  timer at_min(io), second_ago(io), just_now(io);
+  asio::post(io, [&] {
+    just_now.expires_at(steady::now());
+    second_ago.expires_at(steady::now() - 1s);
+    at_min.expires_at(steady::time_point::min());
+    for (auto* t : {&just_now, &second_ago, &at_min}) {
+      const int id = t == &at_min ? 0 : t == &second_ago ? 1 : 2;
+      t->async_wait([&, id](const error_code& ec) { order.push_back(ec ? -1 : id); });
+    }
+  });
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST((order == std::vector<int>{0, 1, 2, 3}));
+}
+
 BOOST_AUTO_TEST_CASE(with_a_poll_window_a_far_wait_wakes_early_and_polls_the_rest) {
   // The native timer is armed a window before each deadline; its expiry
   // finds nothing due and re-arms, which polls. Nothing completes early and
