@@ -92,7 +92,7 @@ bool delayed_work_queue::offer_function(queued_function* f) noexcept {
   if (mode_ == mode::closed) return false;
   functions_.push_back(f);
   // Only a sleeping taker needs the signal; a busy one finds it on its way.
-  if (sleeping_ != 0 || spinning_) wake_one();
+  if (sleeping_ != 0 || spinning_ || spinning_followers_ != 0) wake_one();
   return true;
 }
 
@@ -168,6 +168,17 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   const std::uint64_t epoch = interrupt_epoch_;
   const char me = 0;  // this wait's identity for the leader role
   wait_result result{{}, wait_status::timeout};
+  // Precision mode: the first untimed sleep of this wait is a spin of one
+  // window; a spin that ends without a signal is not repeated.
+  bool spun_out = spin_limit_ == duration::zero();
+  const auto untimed_wait = [&](time_point until) {
+    if (!spun_out) {
+      const time_point spin_to = std::min(until, clock::now() + spin_window_);
+      if (!spin_until(lock, spin_to, false)) spun_out = true;
+    } else {
+      sleep_until(lock, until);
+    }
+  };
 
   for (;;) {
     if (mode_ == mode::closed) {
@@ -191,7 +202,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
         break;
       }
       if (limit <= now) break;  // timeout
-      sleep_until(lock, limit);
+      untimed_wait(limit);
       continue;
     }
     // Not due, and the ready lane is empty: wake for the heap's head or, with
@@ -199,7 +210,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
     const time_point head = wake_or_never();
     if (limit <= now) break;  // timeout
     if (leader_ != nullptr) {
-      sleep_until(lock, limit);  // follower: untimed unless the caller has a limit
+      untimed_wait(limit);  // follower: untimed unless the caller has a limit
     } else {
       // Leader: the only thread sleeping for the head's deadline. A caller
       // whose own limit comes first sleeps until then and hands the role on
@@ -218,7 +229,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   }
 
   // Pass the leader role on: someone must sleep for the (new) head.
-  if (leader_ == nullptr && index_.wake_time()) available_.notify_one();  // sleepers only: a spinner is the leader
+  if (leader_ == nullptr && index_.wake_time()) hand_off();
   return result;
 }
 
@@ -263,24 +274,51 @@ void delayed_work_queue::set_near_spin(std::chrono::nanoseconds d) noexcept {
   near_spin_ = std::max(d, std::chrono::nanoseconds::zero());
 }
 
-void delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_point until) {
-  // Spin without the lock, so that submitters are not held up; wake_one()
-  // and wake_all() bump signals_ for whatever would have woken a sleeper.
-  spinning_ = true;
+bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_point until, bool leader) {
+  // Spin without the lock, so that submitters are not held up; wake_one(),
+  // wake_all() and hand_off() bump signals_ for whatever would have woken a
+  // sleeper (read under the lock, so no bump after it is missed).
+  if (leader) {
+    spinning_ = true;
+  } else {
+    ++spinning_followers_;
+  }
   const std::uint64_t seen = signals_.load(std::memory_order_relaxed);
   lock.unlock();
-  while (clock::now() < until && signals_.load(std::memory_order_relaxed) == seen) cpu_relax();
+  bool signalled = false;
+  while (clock::now() < until) {
+    if (signals_.load(std::memory_order_relaxed) != seen) {
+      signalled = true;
+      break;
+    }
+    cpu_relax();
+  }
   lock.lock();
-  spinning_ = false;
+  if (leader) {
+    spinning_ = false;
+  } else {
+    --spinning_followers_;
+  }
+  return signalled;
+}
+
+void delayed_work_queue::hand_off() noexcept {
+  // A spinning follower sees the signal within nanoseconds; notifying a
+  // sleeper as well would wake a second thread for one role.
+  if (spinning_followers_ != 0) {
+    signals_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    available_.notify_one();
+  }
 }
 
 void delayed_work_queue::wake_one() noexcept {
-  if (spinning_) signals_.fetch_add(1, std::memory_order_relaxed);
+  if (spinning_ || spinning_followers_ != 0) signals_.fetch_add(1, std::memory_order_relaxed);
   available_.notify_one();
 }
 
 void delayed_work_queue::wake_all() noexcept {
-  if (spinning_) signals_.fetch_add(1, std::memory_order_relaxed);
+  if (spinning_ || spinning_followers_ != 0) signals_.fetch_add(1, std::memory_order_relaxed);
   available_.notify_all();
 }
 
@@ -429,6 +467,11 @@ bool delayed_work_queue::check_invariants() const {
 bool delayed_work_queue::is_spinning() const {
   std::lock_guard lock(mutex_);
   return spinning_;
+}
+
+std::size_t delayed_work_queue::spinning_followers() const {
+  std::lock_guard lock(mutex_);
+  return spinning_followers_;
 }
 
 bool delayed_work_queue::has_leader() const {

@@ -63,9 +63,12 @@ struct scheduled_thread_pool_options {
   /// within microseconds of its deadline rather than after the kernel's
   /// wake-up latency (tens of microseconds, more on a busy or virtual
   /// machine). The spin window follows the wake-up lateness the pool
-  /// measures (twice the worst recent one), never longer than this. The cost
-  /// is one core busy for up to that long before each deadline. Negative
-  /// values are rejected.
+  /// measures (twice the worst recent one), never longer than this. An idle
+  /// thread spins one window too before it sleeps, so that when the leader
+  /// takes a task the next one takes over at once instead of after a
+  /// wake-up. The cost is one core busy for up to a window before each
+  /// deadline, and each idle thread for one window each time it goes idle.
+  /// Negative values are rejected.
   std::chrono::nanoseconds precision_spin_limit{0};
 
   // ---- hooks (all optional; called on pool threads unless noted) ----------

@@ -25,7 +25,12 @@
 // * In precision mode the leader sleeps until a window before the head's
 //   deadline and spins the rest without the lock; whatever would have woken
 //   it (a new head, a due task, a function, close) ends the spin. The window
-//   follows the measured lateness of its timed sleeps.
+//   follows the measured lateness of its timed sleeps. A taker that would
+//   sleep untimed (a follower, or any taker of an empty queue) spins for one
+//   window first: when the leader takes a task and passes the role on, a
+//   spinning follower takes it at once, where a sleeping one would take a
+//   wake-up's latency (tens of microseconds on a VM) and miss the next
+//   deadline if it comes sooner.
 // * offer() never blocks and never fails for capacity; bounds are the pool's
 //   business.
 // * The queue holds one reference to each queued task.
@@ -174,6 +179,8 @@ class delayed_work_queue {
   bool has_leader() const;
   /// Testing aid: whether the leader is spinning (precision mode, or a near head).
   bool is_spinning() const;
+  /// Testing aid: takers spinning before an untimed sleep (precision mode).
+  std::size_t spinning_followers() const;
 
  private:
   using entry = deadline_index::entry;
@@ -218,9 +225,12 @@ class delayed_work_queue {
   /// The leader's wait for @p until in precision mode: sleep to a window
   /// before it, then spin; returns early when woken.
   void sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until);
-  /// Spins until @p until without the lock; returns early when whatever
-  /// would have woken a sleeper happens.
-  void spin_until(std::unique_lock<std::mutex>& lock, time_point until);
+  /// Spins until @p until without the lock; returns early (true) when
+  /// whatever would have woken a sleeper happens. @p leader: the leader's
+  /// spin (is_spinning()), else a follower's.
+  bool spin_until(std::unique_lock<std::mutex>& lock, time_point until, bool leader = true);
+  /// Passes the leader role on: ends a follower's spin, or wakes a sleeper.
+  void hand_off() noexcept;
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
@@ -239,8 +249,9 @@ class delayed_work_queue {
   duration spin_limit_{0};
   duration spin_window_{0};
   duration near_spin_;  // a head nearer than this is spun for, in any mode
-  bool spinning_ = false;
-  std::atomic<std::uint64_t> signals_{0};  // bumped by wake_*() while spinning_
+  bool spinning_ = false;               // the leader spins
+  std::size_t spinning_followers_ = 0;  // takers spinning before an untimed sleep
+  std::atomic<std::uint64_t> signals_{0};  // bumped by wake_*() and hand_off() while anyone spins
 };
 
 }  // namespace chronopool::detail

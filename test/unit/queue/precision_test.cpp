@@ -164,6 +164,49 @@ BOOST_AUTO_TEST_CASE(the_near_spin_threshold_is_measured_and_bounded) {
   BOOST_TEST((cpd::near_kernel_timer_cost() == cost));  // measured once
 }
 
+BOOST_AUTO_TEST_CASE(a_follower_spins_one_window_then_sleeps) {
+  // The window starts at the limit: the leader sleeps (timed) for the far
+  // head, the follower spins 30 ms, then sleeps untimed.
+  cpd::delayed_work_queue q;
+  q.set_precision_spin_limit(30ms);
+  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
+  auto leader = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.has_leader(); }));
+  auto follower = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.spinning_followers() == 1u; }));
+  BOOST_TEST(!q.is_spinning());  // the leader is asleep, a window before its head
+  BOOST_TEST(eventually([&] { return q.spinning_followers() == 0u; }));  // spun out: asleep now
+  // Asleep or not, a due task still reaches a taker.
+  cpd::task_ptr now_task = make_noop(clock::now(), 1);
+  BOOST_TEST_REQUIRE(q.offer_now(now_task));
+  BOOST_TEST(eventually([&] { return q.size() == 1u; }));
+  q.set_mode(mode::closed);
+  auto a = get_bounded(q, leader);
+  auto b = get_bounded(q, follower);
+  BOOST_TEST(((a.task.get() == now_task.get()) != (b.task.get() == now_task.get())));
+}
+
+BOOST_AUTO_TEST_CASE(the_leader_role_passes_to_a_spinning_follower) {
+  // Both takers spin (an hour's window): the leader for a head 100 ms away,
+  // the follower before sleeping. When that head falls due, the leader takes
+  // it without any signal, and the role must reach the follower, which no
+  // notification of a sleeper would: it then leads, spinning, for the head
+  // an hour away.
+  cpd::delayed_work_queue q;
+  cpd::task_ptr near_task = make_noop(clock::now() + 100ms, 0);
+  BOOST_TEST_REQUIRE(q.offer(near_task));
+  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 1)));
+  auto leader = spinning_taker(q);
+  auto follower = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.spinning_followers() == 1u; }));
+  auto r = get_bounded(q, leader);
+  BOOST_TEST(r.task.get() == near_task.get());
+  BOOST_TEST(eventually([&] { return q.has_leader() && q.is_spinning() && q.spinning_followers() == 0u; }));
+  BOOST_TEST(q.size() == 1u);
+  q.set_mode(mode::closed);
+  BOOST_TEST((get_bounded(q, follower).status == wait_status::closed));
+}
+
 BOOST_AUTO_TEST_CASE(off_by_default_and_when_zero) {
   cpd::delayed_work_queue q;
   BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
