@@ -173,7 +173,8 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   bool spun_out = spin_limit_ == duration::zero();
   const auto untimed_wait = [&](time_point until) {
     if (!spun_out) {
-      const time_point spin_to = std::min(until, clock::now() + spin_window_);
+      // Saturating: the window may be as long as the limit a caller set.
+      const time_point spin_to = std::min(until, saturating_add(clock::now(), spin_window_));
       if (!spin_until(lock, spin_to, false)) spun_out = true;
     } else {
       sleep_until(lock, until);

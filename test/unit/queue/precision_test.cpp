@@ -207,6 +207,21 @@ BOOST_AUTO_TEST_CASE(the_leader_role_passes_to_a_spinning_follower) {
   BOOST_TEST((get_bounded(q, follower).status == wait_status::closed));
 }
 
+BOOST_AUTO_TEST_CASE(a_limit_of_duration_max_spins_without_overflow) {
+  // The window starts at the limit: the leader's sleep and the follower's
+  // spin both end at "now + window", which must saturate (UBSan checks).
+  cpd::delayed_work_queue q;
+  q.set_precision_spin_limit(std::chrono::nanoseconds::max());
+  BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
+  auto leader = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.is_spinning(); }));
+  auto follower = take_async(q);
+  BOOST_TEST_REQUIRE(eventually([&] { return q.spinning_followers() == 1u; }));
+  q.set_mode(mode::closed);
+  BOOST_TEST((get_bounded(q, leader).status == wait_status::closed));
+  BOOST_TEST((get_bounded(q, follower).status == wait_status::closed));
+}
+
 BOOST_AUTO_TEST_CASE(off_by_default_and_when_zero) {
   cpd::delayed_work_queue q;
   BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
