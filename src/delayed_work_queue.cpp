@@ -92,7 +92,7 @@ bool delayed_work_queue::offer_function(queued_function* f) noexcept {
   if (mode_ == mode::closed) return false;
   functions_.push_back(f);
   // Only a sleeping taker needs the signal; a busy one finds it on its way.
-  if (sleeping_ != 0 || spinning_ || spinning_followers_ != 0) wake_one();
+  if (sleeping_ != 0 || anyone_spinning()) wake_one();
   return true;
 }
 
@@ -314,12 +314,12 @@ void delayed_work_queue::hand_off() noexcept {
 }
 
 void delayed_work_queue::wake_one() noexcept {
-  if (spinning_ || spinning_followers_ != 0) signals_.fetch_add(1, std::memory_order_relaxed);
+  if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
   available_.notify_one();
 }
 
 void delayed_work_queue::wake_all() noexcept {
-  if (spinning_ || spinning_followers_ != 0) signals_.fetch_add(1, std::memory_order_relaxed);
+  if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
   available_.notify_all();
 }
 

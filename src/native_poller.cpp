@@ -12,7 +12,7 @@ duration native_poller::threshold() const noexcept { return std::max(near_kernel
 duration native_poller::reach() const noexcept { return std::max(2 * near_kernel_timer_cost(), window()); }
 
 bool native_poller::covers(duration ahead) const noexcept {
-  return ahead <= threshold() || (ahead <= reach() && active_.load(std::memory_order_relaxed));
+  return ahead <= threshold() || (ahead <= reach() && running());
 }
 
 bool native_poller::claim() noexcept {

@@ -231,6 +231,8 @@ class delayed_work_queue {
   bool spin_until(std::unique_lock<std::mutex>& lock, time_point until, bool leader = true);
   /// Passes the leader role on: ends a follower's spin, or wakes a sleeper.
   void hand_off() noexcept;
+  /// The leader or a follower spins (watching signals_). The lock held.
+  bool anyone_spinning() const noexcept { return spinning_ || spinning_followers_ != 0; }
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
