@@ -17,6 +17,21 @@ struct machine_info {
 
 machine_info describe_machine();
 
+/// How far a thread that does nothing but read the clock falls behind it:
+/// the floor under every lateness figure. A VM (or the kernel's tick) stops
+/// a running thread now and then; a deadline falling in such a stall is late
+/// by what is left of it, whoever polls for it. Measured once per run.
+struct spin_floor {
+  double seconds = 0;              // how long the thread spun
+  double stalls_over_10us = 0;     // per second: gaps between two clock reads over 10 us
+  double longest_us = 0;           // the longest gap
+  double late_over_10us_pct = 0;   // share of uniformly spread deadlines a spinner sees > 10 us late
+};
+
+/// Spins one thread on steady_clock for @p how_long (the other threads of the
+/// process idle) and sums its stalls.
+spin_floor measure_spin_floor(double how_long_s);
+
 /// The 1, 5 and 15 minute load averages from /proc/loadavg ("?" if unreadable).
 std::string load_average();
 

@@ -63,7 +63,11 @@ void print_header(std::FILE* out, const run_context& ctx, const options& o) {
   fmt::print(out, "- compiler: g++ {}; Boost {}; build: {}\n", m.compiler, m.boost, m.build);
   fmt::print(out, "- date: {}; threads T={}; {} repetitions after one warm-up{}\n", m.date, o.threads, o.reps,
              o.quick ? "; --quick sizes" : "");
-  fmt::print(out, "- load average at start: {}\n\n", ctx.load_before);
+  fmt::print(out, "- load average at start: {}\n", ctx.load_before);
+  fmt::print(out,
+             "- spin floor: a thread only reading the clock for {:.1f} s stalled {:.0f} times/s over 10 us (longest "
+             "{:.0f} us): {:.2f} % of evenly spread deadlines would be over 10 us late however they are polled for\n\n",
+             ctx.floor.seconds, ctx.floor.stalls_over_10us, ctx.floor.longest_us, ctx.floor.late_over_10us_pct);
   fmt::print(out,
              "Variants: asio-io = boost::asio::steady_timer on an io_context run by T threads; cp-io = "
              "chronopool::steady_timer there; asio-pool = Asio's timer on asio::thread_pool(T); cp-pool = "
@@ -118,6 +122,9 @@ void write_json(const std::string& path, const run_context& ctx, const std::vect
              json_string(o.command_line), m.cores, json_string(m.cpu), json_string(m.compiler));
   fmt::print(f.get(), "\"boost\": {}, \"build\": {}, \"date\": {}, \"threads\": {}, \"reps\": {}, \"quick\": {}, ",
              json_string(m.boost), json_string(m.build), json_string(m.date), o.threads, o.reps, o.quick);
+  fmt::print(f.get(), "\"spin_floor\": {{\"seconds\": {}, \"stalls_over_10us_per_s\": {}, \"longest_us\": {}, ",
+             json_number(ctx.floor.seconds), json_number(ctx.floor.stalls_over_10us), json_number(ctx.floor.longest_us));
+  fmt::print(f.get(), "\"late_over_10us_pct\": {}}}, ", json_number(ctx.floor.late_over_10us_pct));
   fmt::print(f.get(), "\"load_before\": {}, \"load_after\": {}, \"seconds\": {}}},\n  \"cases\": [",
              json_string(ctx.load_before), json_string(ctx.load_after), json_number(ctx.seconds));
   const char* case_sep = "\n";

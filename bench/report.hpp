@@ -13,6 +13,7 @@ namespace bench {
 
 struct run_context {
   machine_info machine;
+  spin_floor floor;
   std::string load_before;
   std::string load_after;
   double seconds = 0;

@@ -28,6 +28,11 @@ struct fire_state {
   countdown left;
 };
 
+double over_10us_pct(const std::vector<std::int64_t>& sorted) {
+  const auto late = sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), std::int64_t{10'000});
+  return 100.0 * static_cast<double>(late) / static_cast<double>(sorted.size());
+}
+
 template <class Timer, class Runner>
 run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns) {
   const std::size_t n = offsets_ns.size();
@@ -76,6 +81,9 @@ run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns) {
       {"lateness p99 us", us(0.99)},
       {"lateness p99.9 us", us(0.999)},
       {"lateness max us", static_cast<double>(sorted.back()) / 1e3},
+      // Beside the run's spin floor (the header): the share a thread that
+      // only spins would see this late.
+      {"over 10 us late %", over_10us_pct(sorted)},
       {"peak RSS delta MiB", rss::to_mib(peak - rss_base)},
   };
   for (const auto& [q, v] : cdf_points(sorted)) out.cdf.emplace_back(q, static_cast<double>(v) / 1e3);
