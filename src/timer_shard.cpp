@@ -24,9 +24,15 @@ namespace {
 constexpr std::size_t share_grain = 16;
 
 // Waits the inbox may gather before a starting thread tries the lock to
-// drain it: bounds the drain a locked section inherits (a cancel after a
-// million waits armed with nothing firing) at a few microseconds.
-constexpr std::uint32_t inbox_drain_batch = 64;
+// drain it: bounds the drain a locked section inherits. Every locked section
+// drains before it reads the index, so a poll or wake-up due to fire waits
+// first drains whatever a busy submitter has pushed, and a submitter that
+// drains holds the lock that long: with 64, at a few hundred ns a wait (each
+// one a cache line written on another core), a fire waited ~10-20 us behind a
+// drain, and a million timers armed at full speed fired with a p99 of 6-10 ms
+// on a 2-vCPU VM (1.5-5.5 ms with 8; the fourteenth round of
+// docs/performance.md).
+constexpr std::uint32_t inbox_drain_batch = 8;
 
 // What a delivery function destroyed unrun hands back to the thread posting
 // it, so that a failed post can still deliver its waits (see post_list).

@@ -33,8 +33,8 @@
 // the gate again: either that drain sees the wait or the thread sees the
 // new gate and takes the lock itself (both sides sequentially consistent).
 // When nothing locks the shard for a while (waits armed far ahead and
-// nothing firing), every 64th push tries the lock and drains, so that no
-// later locked section inherits an unbounded drain.
+// nothing firing), every 8th push tries the lock and drains, so that no
+// later locked section (a fire among them) inherits more than a short drain.
 //
 // A timer may be used from several threads at once, so a wait is linked to
 // its timer only under the lock. Until then a bit in the timer's home word
