@@ -220,10 +220,10 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       const time_point until = std::min(head, limit);
       if (spin_limit_ > duration::zero() && !is_never(until)) {
         sleep_then_spin(lock, until);
-      } else if (!is_never(until) && until - now <= near_spin_) {
-        spin_until(lock, until);  // sleeping would cost more than waiting
-      } else {
-        sleep_until(lock, until);
+      } else if (!is_never(until) && spins_for(until - now)) {
+        spin_until(lock, until);  // sleeping would cost more, and run it later, than waiting
+      } else if (!sleep_until(lock, until) && !is_never(until)) {
+        wake_latency_.observe(saturating_difference(clock::now(), until));
       }
       if (leader_ == &me) leader_ = nullptr;
     }
@@ -268,6 +268,12 @@ void delayed_work_queue::sleep_then_spin(std::unique_lock<std::mutex>& lock, tim
     spin_window_ = std::clamp(std::max(2 * late, spin_window_ - spin_window_ / 16), floor, spin_limit_);
   }
   spin_until(lock, until);
+}
+
+bool delayed_work_queue::spins_for(duration ahead) const noexcept {
+  // Subtracted from `ahead` (a time still to come, and the latency at most
+  // 100 us): the near spin may be as long as a test likes.
+  return ahead - wake_latency_.get() <= near_spin_;
 }
 
 void delayed_work_queue::set_near_spin(std::chrono::nanoseconds d) noexcept {

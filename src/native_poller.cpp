@@ -7,9 +7,13 @@
 
 namespace chronopool::detail {
 
-duration native_poller::threshold() const noexcept { return std::max(near_kernel_timer_cost(), window()); }
+duration native_poller::threshold() const noexcept {
+  return std::max(near_kernel_timer_cost() + latency_.get(), window());
+}
 
-duration native_poller::reach() const noexcept { return std::max(2 * near_kernel_timer_cost(), window()); }
+duration native_poller::reach() const noexcept {
+  return std::max(2 * (near_kernel_timer_cost() + latency_.get()), window());
+}
 
 bool native_poller::covers(duration ahead) const noexcept {
   return ahead <= threshold() || (ahead <= reach() && running());

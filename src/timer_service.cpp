@@ -61,6 +61,8 @@ void timer_service::set_poll_window(std::chrono::nanoseconds window) {
 
 std::uint64_t timer_service::poll_starts() const noexcept { return poller_.starts(); }
 
+std::chrono::nanoseconds timer_service::native_wakeup_latency() const noexcept { return poller_.wakeup_latency(); }
+
 std::size_t timer_service::pending_waits() const {
   std::size_t n = 0;
   for (const auto& shard : shards_) n += shard->pending();

@@ -950,6 +950,7 @@ void timer_shard::arm_native_locked(time_point t) {
   // before the deadline instead of after it.
   const time_point fire_at = t - poller_.window();
   native_->timer.expires_at(fire_at);  // cancels the previous native wait, if any
+  native_set_for_ = fire_at;
   native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
     // An aborted native wait (re-armed, or the shard going) touches nothing.
     if (ec != boost::asio::error::operation_aborted) on_native_expiry(generation, true);
@@ -1003,7 +1004,12 @@ void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
     after_unlock later(*this);
     std::lock_guard lock(mutex_);
     if (generation != generation_.load(std::memory_order_relaxed) || shutting_down_) return;
-    if (native) native_waiting_ = false;
+    if (native) {
+      native_waiting_ = false;
+      // How late the reactor ran us: the poll weighs it before it leaves a
+      // deadline to the native timer (native_poller::reach).
+      poller_.observe_wakeup(saturating_difference(clock::now(), native_set_for_));
+    }
     armed_ = false;
     collect_due_locked(fired, later);
     if (fired.empty()) {

@@ -95,6 +95,11 @@ class timer_service : public boost::asio::execution_context::service {
   /// (native mode). One poll serves every timer of the context: a deadline
   /// that comes near while it runs does not start another.
   std::uint64_t poll_starts() const noexcept;
+  /// Diagnostics: how late the context ran its native timer wake-ups after
+  /// their expiry, a moving average (zero until one came). A poll starts for
+  /// a deadline nearer than that plus what arming a kernel timer costs, and
+  /// goes on for one within twice that.
+  std::chrono::nanoseconds native_wakeup_latency() const noexcept;
 
   // ---- per-object operations (the I/O object forwards to these) -------------
   void construct(implementation_type& impl) noexcept {

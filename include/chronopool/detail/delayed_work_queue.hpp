@@ -19,9 +19,11 @@
 //   takes the head and passes the role on, or a new earlier head arrives.
 //   A queue with N idle workers therefore arms one kernel timer, not N.
 // * The leader does not sleep for a head nearer than arming the kernel's
-//   timer costs (near_kernel_timer_cost(): ~10 us in some VMs): it spins
-//   for it without the lock instead, which spends no more CPU than the
-//   timed sleep would have and adds no wake-up latency.
+//   timer costs (near_kernel_timer_cost(): ~10 us in some VMs) plus how late
+//   its timed sleeps have been woken (wakeup_latency.hpp: tens of
+//   microseconds on a VM): it spins for it without the lock instead, which
+//   spends little more CPU than the timed sleep would have and runs the head
+//   at its deadline, where the sleep would have run it that latency late.
 // * In precision mode the leader sleeps until a window before the head's
 //   deadline and spins the rest without the lock; whatever would have woken
 //   it (a new head, a due task, a function, close) ends the spin. The window
@@ -41,6 +43,7 @@
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/detail/wakeup_latency.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -88,6 +91,14 @@ class delayed_work_queue {
   /// Testing aid: the leader spins instead of sleeping for a head nearer
   /// than @p d (default: near_kernel_timer_cost()). Before any taker waits.
   void set_near_spin(std::chrono::nanoseconds d) noexcept;
+  /// How late the leader's timed sleeps have been woken (a moving average;
+  /// zero until one timed out). The leader spins for a head nearer than the
+  /// near spin plus this.
+  duration wakeup_latency() const noexcept { return wake_latency_.get(); }
+  /// Testing aid: counts as one timed sleep woken @p late.
+  void observe_wakeup(duration late) noexcept { wake_latency_.observe(late); }
+  /// Whether the leader spins, rather than sleeps, for a head @p ahead.
+  bool spins_for(duration ahead) const noexcept;
 
   /// Inserts @p t at its deadline. A task already cancelled is not inserted
   /// (returns false): re-arming a periodic task races with cancel(), and this
@@ -250,7 +261,8 @@ class delayed_work_queue {
   // mutex_; a spinning leader reads signals_ without it.
   duration spin_limit_{0};
   duration spin_window_{0};
-  duration near_spin_;  // a head nearer than this is spun for, in any mode
+  duration near_spin_;  // a head nearer than this (plus the wake-up latency) is spun for, in any mode
+  wakeup_latency_average wake_latency_;  // of the leader's timed sleeps
   bool spinning_ = false;               // the leader spins
   std::size_t spinning_followers_ = 0;  // takers spinning before an untimed sleep
   std::atomic<std::uint64_t> signals_{0};  // bumped by wake_*() and hand_off() while anyone spins

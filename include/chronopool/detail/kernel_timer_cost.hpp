@@ -14,7 +14,7 @@
 
 namespace chronopool::detail {
 
-/// The median time of re-arming a kernel timer for 20 us ahead, measured on
+/// The median time of arming a kernel timer for 20 us ahead, measured on
 /// the first call (a few dozen microseconds, once) and capped at 50 us so
 /// that a preempted measurement cannot make callers spin long. Zero where it
 /// cannot be measured (no timerfd).

@@ -157,6 +157,28 @@ BOOST_AUTO_TEST_CASE(a_head_nearer_than_a_kernel_timer_costs_is_spun_for_without
   BOOST_TEST(q.size() == 1u);  // the far one is still there
 }
 
+BOOST_AUTO_TEST_CASE(the_leader_spins_for_a_head_within_the_near_spin_and_the_wake_up_latency) {
+  cpd::delayed_work_queue q;
+  q.set_near_spin(std::chrono::microseconds(10));
+  BOOST_TEST((q.wakeup_latency() == cpd::duration::zero()));
+  BOOST_TEST(q.spins_for(std::chrono::microseconds(10)));
+  BOOST_TEST(!q.spins_for(std::chrono::microseconds(10) + cpd::duration(1)));
+  q.observe_wakeup(std::chrono::microseconds(30));
+  BOOST_TEST(q.spins_for(std::chrono::microseconds(40)));
+  BOOST_TEST(!q.spins_for(std::chrono::microseconds(40) + cpd::duration(1)));
+
+  // A leader's timed sleep that times out is observed: a head 50 ms ahead,
+  // nothing to spin for (no near spin, no latency seen yet), one taker. Far
+  // enough ahead that the taker sleeps before it even on a loaded machine.
+  cpd::delayed_work_queue sleeper;
+  sleeper.set_near_spin(cpd::duration::zero());
+  cpd::task_ptr t = make_noop(clock::now() + std::chrono::milliseconds(50), 0);
+  BOOST_TEST_REQUIRE(sleeper.offer(t));
+  auto f = take_async(sleeper);
+  BOOST_TEST(get_bounded(sleeper, f).task.get() == t.get());
+  BOOST_TEST((sleeper.wakeup_latency() > cpd::duration::zero()));
+}
+
 BOOST_AUTO_TEST_CASE(the_near_spin_threshold_is_measured_and_bounded) {
   const auto cost = cpd::near_kernel_timer_cost();
   BOOST_TEST(cost.count() >= 0);

@@ -1144,6 +1144,27 @@ BOOST_AUTO_TEST_CASE(one_poll_serves_the_near_waits_of_every_shard) {
   BOOST_TEST(check.early.load() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_native_wake_up_reports_its_latency_to_the_poll) {
+  // A wait well beyond what polling is worth goes to the native timer; when
+  // it fires, how late the reactor ran it becomes what the poll weighs.
+  asio::io_context io;
+  auto& service = asio::use_service<chronopool::timer_service>(io);
+  BOOST_TEST((service.native_wakeup_latency() == 0ns));
+  sync_outcome outcome;
+  timer t(io, steady::now() + 20ms);
+  t.async_wait(outcome.handler());
+  const bool armed_in_time = steady::now() < t.expiry();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(outcome.calls() == 1);
+  BOOST_TEST(service.poll_starts() == 0u);
+  if (armed_in_time) {
+    BOOST_TEST((service.native_wakeup_latency() > 0ns));
+  } else {
+    // Preempted for 20 ms before the wait armed: it was due, and posted.
+    BOOST_TEST_MESSAGE("the wait armed after its expiry: latency not checked");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_handler_that_throws_inside_the_poll_leaves_it_polling) {
   // As with Asio's handlers, the exception leaves run(); the poll is queued
   // again before it does, so the other shard's near wait still completes

@@ -1,0 +1,78 @@
+// detail::native_poller's choice between polling for a deadline and leaving
+// it to a native timer: what arming a kernel timer costs, plus the wake-up
+// latency the shards' native timers show it, and the poll window.
+#include <chronopool/detail/kernel_timer_cost.hpp>
+#include <chronopool/detail/native_poller.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+
+namespace cpd = chronopool::detail;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// The arm's cost, which every figure below adds to; zero where it cannot be
+/// measured (no timerfd), where the checks still hold.
+cpd::duration arm_cost() { return cpd::near_kernel_timer_cost(); }
+
+constexpr cpd::duration tick{1};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(native_poller)
+
+BOOST_AUTO_TEST_CASE(before_any_wake_up_a_poll_weighs_only_the_arm) {
+  cpd::native_poller p;
+  BOOST_TEST((p.wakeup_latency() == cpd::duration::zero()));
+  const auto c = arm_cost();
+  BOOST_TEST(p.covers(c));
+  BOOST_TEST(!p.covers(c + tick));
+  BOOST_TEST(p.claim());  // a poll runs: it reaches twice as far
+  BOOST_TEST(p.covers(2 * c));
+  BOOST_TEST(!p.covers(2 * c + tick));
+  p.unclaim();
+  BOOST_TEST(!p.covers(2 * c));
+}
+
+BOOST_AUTO_TEST_CASE(an_observed_wake_up_latency_extends_the_threshold_and_the_reach) {
+  cpd::native_poller p;
+  p.observe_wakeup(40us);  // the first counts whole
+  BOOST_TEST((p.wakeup_latency() == 40us));
+  const auto c = arm_cost();
+  BOOST_TEST(p.covers(c + 40us));
+  BOOST_TEST(!p.covers(c + 40us + tick));
+  BOOST_TEST(p.claim());
+  BOOST_TEST(p.covers(2 * (c + 40us)));
+  BOOST_TEST(!p.covers(2 * (c + 40us) + tick));
+}
+
+BOOST_AUTO_TEST_CASE(the_latency_is_a_moving_average_of_clamped_samples) {
+  cpd::native_poller p;
+  p.observe_wakeup(40us);
+  // A wake-up seconds late (a preempted thread) counts as the cap, for an
+  // eighth: the poll must not spin for seconds after it.
+  p.observe_wakeup(10s);
+  const auto expected = 40us + (cpd::wakeup_latency_average::cap - 40us) / 8;
+  BOOST_TEST((p.wakeup_latency() == expected));
+  BOOST_TEST(!p.covers(1ms));
+  // A sample before the expiry (clocks read on two CPUs) counts as zero.
+  p.observe_wakeup(-5us);
+  BOOST_TEST((p.wakeup_latency() == expected - expected / 8));
+  for (int i = 0; i < 200; ++i) p.observe_wakeup(10s);
+  BOOST_TEST((p.wakeup_latency() <= cpd::wakeup_latency_average::cap));
+  BOOST_TEST((p.wakeup_latency() > cpd::wakeup_latency_average::cap * 9 / 10));
+}
+
+BOOST_AUTO_TEST_CASE(a_poll_window_wider_than_cost_and_latency_decides_alone) {
+  cpd::native_poller p;
+  p.observe_wakeup(20us);
+  p.set_window(900us);
+  BOOST_TEST(p.covers(900us));
+  BOOST_TEST(!p.covers(900us + tick));
+  BOOST_TEST(p.claim());
+  BOOST_TEST(!p.covers(900us + tick));  // the native timer wakes a window early anyway
+}
+
+BOOST_AUTO_TEST_SUITE_END()
