@@ -28,7 +28,7 @@ struct spin_floor {
   double late_over_10us_pct = 0;   // share of uniformly spread deadlines a spinner sees > 10 us late
 };
 
-/// Spins one thread on steady_clock for @p how_long (the other threads of the
+/// Spins one thread on steady_clock for @p how_long_s seconds (the other threads of the
 /// process idle) and sums its stalls.
 spin_floor measure_spin_floor(double how_long_s);
 
