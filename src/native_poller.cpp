@@ -7,13 +7,11 @@
 
 namespace chronopool::detail {
 
-duration native_poller::threshold() const noexcept {
-  return std::max(near_kernel_timer_cost() + latency_.get(), window());
-}
+duration native_poller::sleep_cost() const noexcept { return near_kernel_timer_cost() + latency_.get(); }
 
-duration native_poller::reach() const noexcept {
-  return std::max(2 * (near_kernel_timer_cost() + latency_.get()), window());
-}
+duration native_poller::threshold() const noexcept { return std::max(sleep_cost(), window()); }
+
+duration native_poller::reach() const noexcept { return std::max(2 * sleep_cost(), window()); }
 
 bool native_poller::covers(duration ahead) const noexcept {
   return ahead <= threshold() || (ahead <= reach() && running());

@@ -950,7 +950,6 @@ void timer_shard::arm_native_locked(time_point t) {
   // before the deadline instead of after it.
   const time_point fire_at = t - poller_.window();
   native_->timer.expires_at(fire_at);  // cancels the previous native wait, if any
-  native_set_for_ = fire_at;
   native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
     // An aborted native wait (re-armed, or the shard going) touches nothing.
     if (ec != boost::asio::error::operation_aborted) on_native_expiry(generation, true);
@@ -1008,7 +1007,7 @@ void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
       native_waiting_ = false;
       // How late the reactor ran us: the poll weighs it before it leaves a
       // deadline to the native timer (native_poller::reach).
-      poller_.observe_wakeup(saturating_difference(clock::now(), native_set_for_));
+      poller_.observe_wakeup(saturating_difference(clock::now(), native_->timer.expiry()));
     }
     armed_ = false;
     collect_due_locked(fired, later);

@@ -90,9 +90,11 @@ class native_poller {
   std::uint64_t starts() const noexcept { return starts_.load(std::memory_order_relaxed); }
 
  private:
-  /// How far a running poll looks ahead: twice the arm's cost and the
-  /// wake-up latency, or the window when that is more (the native timer
-  /// wakes a window early anyway).
+  /// What leaving a deadline to the native timer costs it: the arm, then
+  /// the wake-up's latency.
+  duration sleep_cost() const noexcept;
+  /// How far a running poll looks ahead: twice sleep_cost(), or the window
+  /// when that is more (the native timer wakes a window early anyway).
   duration reach() const noexcept;
   /// Some gate is at or before @p horizon.
   bool any_gate_by(time_point horizon) const noexcept;

@@ -269,7 +269,6 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool native_waiting_ = false;  // the native timer may have a wait pending
   bool armed_ = false;           // a wake-up (native or posted) is on its way, for armed_at_
   time_point armed_at_{};
-  time_point native_set_for_{};  // when the native timer was set to expire (a poll window before armed_at_)
   // Tells stale native expiries from the current one. Changed under the
   // lock; atomic so that the poll reads it without the lock, on a cache line
   // of its own, away from the fields submitting threads write.
