@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace chronopool::detail {
 
@@ -46,37 +47,23 @@ void deadline_index::sift_down(std::size_t i) noexcept {
 
 namespace {
 
-/// Gives most of a tier bucket's (or the "never" list's) buffer back once it
+/// A tier bucket (or the "never" list) gives most of its buffer back once it
 /// holds less than a 64th of it. A server that drops its connections, or a
 /// pool whose far tasks are cancelled, would otherwise keep the buffers of
 /// its peak for good (a million cancelled far timers kept 7.6 MiB of
 /// bucket). The heap is left alone: it empties as its nodes fire, and
-/// freeing a big buffer is slow where it matters most. Giving 8 MiB back to
-/// the system (munmap) takes ~6 ms on this VM, under the owner's lock: a
-/// heap shrinking as a million timers fired stalled the last of them
-/// (`fire` 1M p99 1.0 -> 1.4-1.6 ms), while a bucket shrinks only as its
-/// far waits are cancelled. Shrinking to four times the size keeps pushes
-/// and erases amortised O(1); the order, and so every node's slot, stays.
-/// Best effort: when the smaller buffer cannot be allocated, the old one
-/// stays.
+/// freeing a big buffer is slow where it matters most (giving 8 MiB back to
+/// the system takes ~6 ms on these VMs: a heap shrinking as a million timers
+/// fired stalled the last of them, `fire` 1M p99 1.0 -> 1.4-1.6 ms).
+/// Shrinking to four times the size keeps pushes and erases amortised O(1).
 constexpr std::size_t keep_capacity = 1024;  // small buffers are not worth a copy
 
 template <class T>
-[[gnu::noinline]] void shrink(std::vector<T>& v) noexcept {
-  try {
-    std::vector<T> smaller;
-    smaller.reserve(std::max(keep_capacity, 4 * v.size()));
-    smaller.assign(v.begin(), v.end());
-    v.swap(smaller);
-  } catch (...) {
-  }
+bool sparse(const std::vector<T>& v) noexcept {
+  return v.capacity() > keep_capacity && v.size() < v.capacity() / 64;
 }
 
-template <class T>
-void shrink_if_sparse(std::vector<T>& v) noexcept {
-  if (v.capacity() > keep_capacity && v.size() < v.capacity() / 64) [[unlikely]]
-    shrink(v);
-}
+std::size_t shrunk_capacity(std::size_t size) noexcept { return std::max(keep_capacity, 4 * size); }
 
 }  // namespace
 
@@ -149,15 +136,16 @@ void deadline_index::tier_push(index_node* n, key k) {
   ++tier_count_;
 }
 
-index_node* deadline_index::bucket_erase(bucket_array& array, std::uint64_t& mask, std::size_t& count, std::size_t j,
-                                          std::size_t pos) noexcept {
+index_node* deadline_index::bucket_erase(bucket_array& array, std::uint64_t& mask, std::size_t& count,
+                                          std::uint64_t& shrink_marks, std::size_t j, std::size_t pos) noexcept {
   auto& bucket = array[j];
   index_node* const n = bucket[pos];
   // Buckets are unordered: the last node fills the hole.
   bucket[pos] = bucket.back();
   bucket[pos]->heap_index = tier_tag | (j << bucket_shift) | pos;
   bucket.pop_back();
-  shrink_if_sparse(bucket);
+  if (sparse(bucket)) [[unlikely]]
+    shrink_marks |= std::uint64_t{1} << j;
   if (bucket.empty()) mask &= ~(std::uint64_t{1} << j);
   --count;
   n->heap_index = index_node::not_queued;
@@ -169,7 +157,8 @@ index_node* deadline_index::never_erase(std::size_t pos) noexcept {
   never_[pos] = never_.back();
   never_[pos]->heap_index = never_tag | pos;
   never_.pop_back();
-  shrink_if_sparse(never_);
+  if (sparse(never_)) [[unlikely]]
+    shrink_never_ = true;
   n->heap_index = index_node::not_queued;
   return n;
 }
@@ -200,9 +189,9 @@ bool deadline_index::erase(index_node& n) noexcept {
     const std::size_t pos = i & position_mask;
     if (j >= buckets) return false;
     if (pos < tier_[j].size() && tier_[j][pos] == &n) {
-      bucket_erase(tier_, tier_mask_, tier_count_, j, pos);
+      bucket_erase(tier_, tier_mask_, tier_count_, shrink_tier_, j, pos);
     } else if (pos < stale_[j].size() && stale_[j][pos] == &n) {
-      bucket_erase(stale_, stale_mask_, stale_count_, j, pos);
+      bucket_erase(stale_, stale_mask_, stale_count_, shrink_stale_, j, pos);
     } else {
       return false;
     }
@@ -215,6 +204,67 @@ bool deadline_index::erase(index_node& n) noexcept {
     remove_at(i);
   }
   return true;
+}
+
+// ---- giving a sparse buffer back ---------------------------------------------------------
+
+std::vector<index_node*>& deadline_index::buffer_of(const shrink_request& r) noexcept {
+  switch (r.in) {
+    case shrink_request::where::tier: return tier_[r.bucket];
+    case shrink_request::where::stale: return stale_[r.bucket];
+    case shrink_request::where::never: break;
+  }
+  return never_;
+}
+
+std::optional<deadline_index::shrink_request> deadline_index::next_shrink() noexcept {
+  // A mark names a place, not a buffer: a rebase may have swapped another
+  // buffer in since. Whatever is there is shrunk if it is sparse.
+  using where = shrink_request::where;
+  for (auto [marks, in] : {std::pair{&shrink_tier_, where::tier}, std::pair{&shrink_stale_, where::stale}}) {
+    while (*marks != 0) {
+      const auto j = static_cast<std::uint8_t>(std::countr_zero(*marks));
+      shrink_request r{in, j, 0};
+      const auto& v = buffer_of(r);
+      if (sparse(v)) {
+        r.capacity = shrunk_capacity(v.size());
+        return r;
+      }
+      *marks &= *marks - 1;
+    }
+  }
+  if (shrink_never_) {
+    if (sparse(never_)) return shrink_request{where::never, 0, shrunk_capacity(never_.size())};
+    shrink_never_ = false;
+  }
+  return std::nullopt;
+}
+
+void deadline_index::shrink(const shrink_request& r, std::vector<index_node*>& smaller) noexcept {
+  using where = shrink_request::where;
+  if (r.in == where::never) {
+    shrink_never_ = false;
+  } else {
+    (r.in == where::tier ? shrink_tier_ : shrink_stale_) &= ~(std::uint64_t{1} << r.bucket);
+  }
+  auto& v = buffer_of(r);
+  // Erased from or pushed to since the request: still worth it, and still fits?
+  if (!sparse(v) || !smaller.empty() || smaller.capacity() < v.size() || smaller.capacity() >= v.capacity()) return;
+  smaller.assign(v.begin(), v.end());  // within its capacity: no allocation
+  v.swap(smaller);
+  smaller.clear();
+}
+
+void deadline_index::shrink_now() noexcept {
+  while (const auto r = next_shrink()) {
+    std::vector<index_node*> smaller;
+    try {
+      smaller.reserve(r->capacity);
+    } catch (...) {
+      return;  // the marks stay: a later call tries again
+    }
+    shrink(*r, smaller);
+  }
 }
 
 void deadline_index::rebase(key to, key now, bool at_once) noexcept {

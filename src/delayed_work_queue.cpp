@@ -335,6 +335,7 @@ bool delayed_work_queue::remove(task_base& t) {
 }
 
 bool delayed_work_queue::remove(task_base& t, std::size_t& left) {
+  bool shrink = false;
   {
     std::lock_guard lock(mutex_);
     left = count();
@@ -351,6 +352,8 @@ bool delayed_work_queue::remove(task_base& t, std::size_t& left) {
       drop_empty_front();
     } else if (!index_.erase(t)) {
       return false;
+    } else {
+      shrink = index_.wants_shrink();
     }
     // A removal that empties the queue changes what idle takers should do
     // (a draining one returns, a surplus pool thread may retire): wake them.
@@ -358,8 +361,12 @@ bool delayed_work_queue::remove(task_base& t, std::size_t& left) {
     if (left == 0) wake_all();
   }
   intrusive_release(&t);  // outside the lock: may run the callable's destructor
+  if (shrink) [[unlikely]]
+    shrink_index_buffers();
   return true;
 }
+
+void delayed_work_queue::shrink_index_buffers() noexcept { detail::shrink_index_buffers(index_, mutex_); }
 
 std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(const task_base&)>& pred) {
   std::vector<index_node*> taken;
@@ -420,6 +427,11 @@ task_ptr delayed_work_queue::pop_head() {
 std::size_t delayed_work_queue::size() const {
   std::lock_guard lock(mutex_);
   return count();
+}
+
+std::size_t delayed_work_queue::index_bytes() const {
+  std::lock_guard lock(mutex_);
+  return index_.reserved_bytes();
 }
 
 std::optional<time_point> delayed_work_queue::head_deadline() const {

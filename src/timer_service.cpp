@@ -75,6 +75,12 @@ std::uint64_t timer_service::unlocked_starts() const {
   return n;
 }
 
+std::size_t timer_service::index_bytes() const {
+  std::size_t n = 0;
+  for (const auto& shard : shards_) n += shard->index_bytes();
+  return n;
+}
+
 void timer_service::move_assign(implementation_type& impl, timer_service&, implementation_type& other) {
   destroy(impl);
   detail::timer_shard::move_timer(impl, other);

@@ -199,6 +199,7 @@ struct after_unlock {
   std::optional<boost::asio::any_io_executor> released_work;
   timer_shard& shard;
   bool post_drain = false;
+  bool shrink_buffers = false;  // an abort left an index buffer sparse
   task_ptr superseded;  // a wake-up no longer needed
   task_ptr submit;      // a wake-up to queue in the pool
   wait_list dropped;    // waits drained from the inbox in a shutdown: destroyed uncalled
@@ -231,6 +232,10 @@ struct after_unlock {
       static_cast<shard_wakeup&>(*superseded).superseded.store(true);
       superseded->cancel(false);  // the pool takes it out of its queue
       superseded.reset();
+    }
+    if (shrink_buffers) {
+      shrink_buffers = false;
+      shard.shrink_index_buffers();
     }
   }
   // Every path that rewakes leaves a pool wake-up to submit here, unless it
@@ -274,6 +279,11 @@ std::size_t timer_shard::pending() const {
   std::size_t n = held_;
   for (const wait_op_base* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->link()) ++n;
   return n;
+}
+
+std::size_t timer_shard::index_bytes() const {
+  std::lock_guard lock(mutex_);
+  return index_.reserved_bytes();
 }
 
 // ---- waits ----------------------------------------------------------------------------
@@ -495,6 +505,8 @@ timer_impl* timer_shard::abort_locked(wait_op_base& op, after_unlock& later, tim
   // delivery, now with operation_aborted: it is already in a list.
   if (was != wait_state::queued) return left;
   index_.erase(op);
+  if (index_.wants_shrink()) [[unlikely]]
+    later.shrink_buffers = true;
   batch_.push_back(&op);
   if (!drain_posted_) {
     drain_posted_ = true;
@@ -502,6 +514,8 @@ timer_impl* timer_shard::abort_locked(wait_op_base& op, after_unlock& later, tim
   }
   return left;
 }
+
+void timer_shard::shrink_index_buffers() noexcept { detail::shrink_index_buffers(index_, mutex_); }
 
 void timer_shard::release_locked(std::size_t n, after_unlock& later) noexcept {
   held_ -= n;
@@ -650,7 +664,10 @@ std::size_t timer_shard::cancel_one(timer_impl& t) {
   after_unlock later(s);
   s.drain_inbox_locked(later);
   wait_op_base* const oldest = t.first.load(std::memory_order_relaxed);
-  if (oldest == nullptr) return 0;
+  if (oldest == nullptr) {
+    lock.unlock();  // before `later` does its part, as below
+    return 0;
+  }
   s.abort_locked(*oldest, later, &t);
   s.rewake_locked(later, true);
   lock.unlock();  // before `later` does its part

@@ -91,6 +91,9 @@ class timer_service : public boost::asio::execution_context::service {
   /// lock-free and taken into the shard by whoever locks it next), counted
   /// as they are taken in.
   std::uint64_t unlocked_starts() const;
+  /// Diagnostics: the bytes the shards' deadline indexes hold in buffers.
+  /// Cancelling most of many far-future waits gives most of it back.
+  std::size_t index_bytes() const;
   /// Diagnostics: how many times a poll for a near deadline was started
   /// (native mode). One poll serves every timer of the context: a deadline
   /// that comes near while it runs does not start another.

@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -127,8 +128,37 @@ class deadline_index {
   bool empty() const noexcept { return size() == 0; }
   /// Diagnostics: the bytes its buffers hold. Erasing nodes gives most of a
   /// tier bucket's or the "never" list's buffer back once it is less than a
-  /// 64th full (not the heap's: it empties as its nodes fire).
+  /// 64th full (not the heap's: it empties as its nodes fire), through the
+  /// two steps below.
   std::size_t reserved_bytes() const noexcept;
+
+  // ---- giving a sparse buffer back, in two steps --------------------------
+  // erase() never allocates or frees: a buffer it leaves sparse is only
+  // marked. Its owner asks for the next one under its lock, allocates the
+  // smaller buffer with the lock released, and hands it in under the lock
+  // again; the old buffer comes back out, to be freed once unlocked. A
+  // million far timers cancelled at once held the owner's lock 6-10 ms in
+  // that allocation (glibc consolidating the freed waits) and the free.
+
+  /// A sparse buffer to shrink, and the capacity it is to get.
+  struct shrink_request {
+    enum class where : std::uint8_t { tier, stale, never } in;
+    std::uint8_t bucket;
+    std::size_t capacity;
+  };
+  /// Some buffer was left sparse by erase() (a cheap test under the lock).
+  bool wants_shrink() const noexcept { return shrink_tier_ != 0 || shrink_stale_ != 0 || shrink_never_; }
+  /// The next marked buffer that is still sparse; marks of buffers that
+  /// filled up again meanwhile are dropped on the way.
+  std::optional<shrink_request> next_shrink() noexcept;
+  /// Moves the buffer's nodes into @p smaller (reserved to the request's
+  /// capacity, empty) when it is still sparse and they fit, and leaves the
+  /// old buffer in @p smaller; otherwise changes nothing. Either way the
+  /// mark is cleared. The order, and so every node's slot, stays.
+  void shrink(const shrink_request& r, std::vector<index_node*>& smaller) noexcept;
+  /// Both steps with no lock released in between (an owner without one;
+  /// tests). Best effort: a buffer that cannot be allocated stays as it is.
+  void shrink_now() noexcept;
 
   /// Inserts @p n by its key. Strong guarantee: when an allocation fails,
   /// nothing changed.
@@ -256,8 +286,9 @@ class deadline_index {
 
   void tier_push(index_node* n, key k);
   /// Takes the node at @p pos out of bucket @p j of @p array (tier_ or stale_).
-  index_node* bucket_erase(bucket_array& array, std::uint64_t& mask, std::size_t& count, std::size_t j,
-                           std::size_t pos) noexcept;
+  index_node* bucket_erase(bucket_array& array, std::uint64_t& mask, std::size_t& count, std::uint64_t& shrink_marks,
+                           std::size_t j, std::size_t pos) noexcept;
+  std::vector<index_node*>& buffer_of(const shrink_request& r) noexcept;
   index_node* never_erase(std::size_t pos) noexcept;
   /// Moves the reference time to @p to (at least near_limit_): the buckets it
   /// affects are set aside, to go to the heap or to lower buckets; at once
@@ -302,7 +333,36 @@ class deadline_index {
   key stale_floor_ = 0;  // the near limit before that rebase: no set-aside key is below
   key last_slice_ = 0;   // the clock at the last share moved (or the rebase)
   std::vector<index_node*> never_;
+  // Buffers erase() left sparse, for the owner to shrink (bit j: bucket j).
+  std::uint64_t shrink_tier_ = 0;
+  std::uint64_t shrink_stale_ = 0;
+  bool shrink_never_ = false;
 };
+
+/// The two steps for an owner that guards @p index with @p m, called with
+/// @p m unlocked: for each buffer left sparse (a few a call), the request
+/// and the swap under the lock, the allocation and the old buffer's release
+/// outside it. Best effort: when the allocation fails the mark stays, for
+/// the next call.
+template <class Mutex>
+void shrink_index_buffers(deadline_index& index, Mutex& m) noexcept {
+  for (int round = 0; round < 4; ++round) {
+    std::vector<index_node*> buffer;  // the smaller one, then the old one: freed unlocked
+    std::optional<deadline_index::shrink_request> request;
+    {
+      const std::lock_guard lock(m);
+      request = index.next_shrink();
+    }
+    if (!request) return;
+    try {
+      buffer.reserve(request->capacity);
+    } catch (...) {
+      return;
+    }
+    const std::lock_guard lock(m);
+    index.shrink(*request, buffer);
+  }
+}
 
 template <class Pred>
 std::size_t deadline_index::extract_if(Pred&& pred, std::vector<index_node*>& out) {

@@ -164,6 +164,8 @@ class delayed_work_queue {
   task_ptr pop_head();
 
   std::size_t size() const;
+  /// Diagnostics: the bytes the index holds in buffers (deadline_index::reserved_bytes).
+  std::size_t index_bytes() const;
   bool empty() const { return size() == 0; }
   /// The head's deadline, if any (exact: scans a far-tier bucket when the
   /// heap is empty).
@@ -240,6 +242,9 @@ class delayed_work_queue {
   /// whatever would have woken a sleeper happens. @p leader: the leader's
   /// spin (is_spinning()), else a follower's.
   bool spin_until(std::unique_lock<std::mutex>& lock, time_point until, bool leader = true);
+  /// Gives back the index buffers that removals left sparse, allocating and
+  /// freeing with the lock released (see deadline_index). Not locked.
+  void shrink_index_buffers() noexcept;
   /// Passes the leader role on: ends a follower's spin, or wakes a sleeper.
   void hand_off() noexcept;
   /// The leader or a follower spins (watching signals_). The lock held.

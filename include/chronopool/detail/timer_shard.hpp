@@ -129,6 +129,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   /// Waits started and not yet handed to their handlers.
   std::size_t pending() const;
+  /// The bytes the index holds in buffers (deadline_index::reserved_bytes).
+  std::size_t index_bytes() const;
   /// Waits that started without the lock, counted as they are drained.
   std::uint64_t unlocked_starts() const;
 
@@ -199,6 +201,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// (it joins the abort batch). @p timer: its timer, when the caller knows
   /// it. Returns what unlink_locked() returns.
   timer_impl* abort_locked(wait_op_base& op, after_unlock& later, timer_impl* timer = nullptr) noexcept;
+  /// Gives back the index buffers that aborts left sparse: each smaller
+  /// buffer is allocated, and each old one freed, with the lock released
+  /// (see deadline_index). Called without the lock, after a locked section
+  /// that aborted waits.
+  void shrink_index_buffers() noexcept;
   /// @p w could not be queued in the pool: forget it, if it is still the
   /// armed wake-up, so that the next wait arms another.
   void forget_wakeup(const task_ptr& w) noexcept;

@@ -87,6 +87,31 @@ BOOST_AUTO_TEST_CASE(removing_a_far_task_frees_it_at_once) {
   BOOST_TEST(q.check_invariants());
 }
 
+BOOST_AUTO_TEST_CASE(removing_most_far_tasks_gives_the_index_buffers_back) {
+  // remove() marks the bucket it leaves sparse and, with the queue's lock
+  // released, swaps in a smaller buffer: no call but the removals.
+  cpd::delayed_work_queue q;
+  std::atomic<int> freed{0};
+  const time_point now = clock::now();
+  std::vector<cpd::task_base*> raw;
+  for (std::uint64_t i = 0; i < 20'000; ++i) {
+    cpd::task_ptr t = make_probe(freed, now + 1h + std::chrono::microseconds(static_cast<long>(i)), i);
+    raw.push_back(t.get());
+    BOOST_TEST_REQUIRE(q.offer(std::move(t)));
+  }
+  const std::size_t peak = q.index_bytes();
+  BOOST_TEST(peak >= 20'000 * sizeof(void*));
+  for (std::size_t k = 0; k < raw.size(); ++k)
+    if (k % 1000 != 0) BOOST_TEST_REQUIRE(q.remove(*raw[k]));
+  BOOST_TEST(q.size() == 20u);
+  BOOST_TEST(q.index_bytes() * 8 <= peak);
+  BOOST_TEST(q.check_invariants());
+  for (std::size_t k = 0; k < raw.size(); k += 1000) {
+    cpd::task_ptr t = q.pop_head();
+    BOOST_TEST_REQUIRE(t.get() == raw[k]);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(wake_deadline_is_the_heap_head_or_no_later_than_the_earliest_far_task) {
   cpd::delayed_work_queue q;
   BOOST_TEST(!q.wake_deadline().has_value());
@@ -187,11 +212,82 @@ BOOST_AUTO_TEST_CASE(erasing_most_far_nodes_gives_the_buffers_back) {
     if (i % 1000 != 0) BOOST_TEST_REQUIRE(index.erase(nodes[i]));
   BOOST_TEST(index.size() == 81u);
   BOOST_TEST(index.check_invariants());
+  // erase() only marks the sparse buffers: it allocates and frees nothing
+  // (its owner holds a lock), and the owner gives them back in two steps.
+  BOOST_TEST(index.reserved_bytes() == peak);
+  BOOST_TEST(index.wants_shrink());
+  index.shrink_now();
+  BOOST_TEST(!index.wants_shrink());
+  BOOST_TEST(index.check_invariants());
   BOOST_TEST(index.reserved_bytes() * 8 <= peak);
   std::vector<cpd::index_node*> left;
   while (cpd::index_node* n = index.pop_first()) left.push_back(n);
   BOOST_TEST(left.size() == 81u);
   for (std::size_t k = 0; k < left.size(); ++k) BOOST_TEST(left[k] == &nodes[k * 1000]);
+}
+
+BOOST_AUTO_TEST_CASE(a_shrink_request_is_refused_when_the_buffer_changed_meanwhile) {
+  // The owner unlocks between asking and swapping: the bucket may fill up
+  // again, or grow past the buffer allocated for it. Each is refused,
+  // changing nothing, and the mark goes (the next erase that leaves the
+  // bucket sparse marks it again).
+  cpd::deadline_index index;
+  const time_point now = clock::now();
+  index.advance(now);
+  constexpr std::size_t peak = 262'144;  // a 64th: 4,096
+  std::vector<bare_node> nodes(peak + 5'000);  // one bucket: all about an hour out
+  auto fill = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      nodes[i].set_deadline(now + 1h + std::chrono::microseconds(i));
+      nodes[i].set_sequence(i);
+      index.insert(&nodes[i]);
+    }
+  };
+  auto erase = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) BOOST_TEST_REQUIRE(index.erase(nodes[i]));
+  };
+  fill(0, peak);
+  erase(300, peak);
+  const std::size_t before = index.reserved_bytes();
+  const auto request = index.next_shrink();
+  BOOST_TEST_REQUIRE(request.has_value());
+  BOOST_TEST(request->capacity == 1'200u);  // four times the 300 left
+
+  // Grown past it meanwhile (still sparse: 2,000 of 262,144).
+  fill(peak, peak + 1'700);
+  std::vector<cpd::index_node*> smaller;
+  smaller.reserve(request->capacity);
+  index.shrink(*request, smaller);
+  BOOST_TEST(index.reserved_bytes() == before);
+  BOOST_TEST(smaller.empty());
+  BOOST_TEST(smaller.capacity() == 1'200u);  // still the new buffer, unused
+  BOOST_TEST(!index.wants_shrink());
+  BOOST_TEST(index.check_invariants());
+
+  // Filled up meanwhile: the mark is dropped at the request.
+  erase(peak, peak + 1'700);  // sparse again: marked
+  BOOST_TEST(index.wants_shrink());
+  fill(peak, peak + 5'000);  // 5,300 nodes: over a 64th
+  BOOST_TEST(!index.next_shrink().has_value());
+  BOOST_TEST(!index.wants_shrink());
+
+  // Sparse again: a buffer that fits is taken, the old one handed out.
+  erase(peak, peak + 5'000);
+  const auto again = index.next_shrink();
+  BOOST_TEST_REQUIRE(again.has_value());
+  std::vector<cpd::index_node*> fits;
+  fits.reserve(again->capacity);
+  index.shrink(*again, fits);
+  BOOST_TEST(fits.capacity() >= peak);  // the old buffer, for the owner to free unlocked
+  BOOST_TEST(fits.empty());
+  BOOST_TEST(index.reserved_bytes() * 8 < before);
+  BOOST_TEST(!index.wants_shrink());
+  BOOST_TEST(index.check_invariants());
+  // Every node kept its slot: each still erases, and what is left pops in order.
+  erase(100, 300);
+  std::size_t k = 0;
+  while (cpd::index_node* n = index.pop_first()) BOOST_TEST(n == &nodes[k++]);
+  BOOST_TEST(k == 100u);
 }
 
 namespace {

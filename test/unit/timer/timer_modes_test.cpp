@@ -202,6 +202,35 @@ BOOST_AUTO_TEST_CASE(a_wait_with_a_one_pointer_handler_is_seven_words) {
              7 * sizeof(void*));
 }
 
+BOOST_AUTO_TEST_CASE(cancelling_most_far_waits_gives_the_index_buffers_back) {
+  // The cancels leave a far bucket sparse; each shard gives the buffer back
+  // after its lock is released (allocating the smaller one under it held the
+  // lock for milliseconds with a million waits).
+  asio::io_context io;
+  auto& service = asio::use_service<chronopool::timer_service>(io);
+  std::vector<timer> timers;
+  timers.reserve(20'000);
+  int aborted = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    timers.emplace_back(io, 1h + std::chrono::microseconds(i));
+    timers.back().async_wait([&aborted](const error_code& ec) {
+      if (ec == asio::error::operation_aborted) ++aborted;
+    });
+  }
+  const std::size_t peak = service.index_bytes();
+  BOOST_TEST(peak >= 20'000 * sizeof(void*));
+  for (std::size_t i = 0; i < timers.size(); ++i)
+    if (i % 1000 != 0) BOOST_TEST_REQUIRE(timers[i].cancel() == 1u);
+  io.poll();
+  BOOST_TEST(aborted == 19'980);
+  BOOST_TEST(service.pending_waits() == 20u);
+  BOOST_TEST(service.index_bytes() * 8 <= peak);
+  // The ones left are still there, and still cancel.
+  for (std::size_t i = 0; i < timers.size(); i += 1000) BOOST_TEST_REQUIRE(timers[i].cancel() == 1u);
+  io.poll();
+  BOOST_TEST(aborted == 20'000);
+}
+
 BOOST_AUTO_TEST_CASE(pool_shutdown_now_aborts_pending_wait) {
   scheduled_thread_pool pool(2);
   timer t(pool, far_away);
