@@ -1,5 +1,7 @@
 #include "rss.hpp"
 
+#include <chronopool/detail/mapped_allocator.hpp>
+
 #include <malloc.h>
 
 #include <fstream>
@@ -34,7 +36,8 @@ void trim() { malloc_trim(0); }
 
 std::int64_t heap_in_use_bytes() {
   const struct mallinfo2 mi = mallinfo2();
-  return static_cast<std::int64_t>(mi.uordblks + mi.hblkhd);
+  // chronopool maps its far tier's large buffers itself: malloc does not see them.
+  return static_cast<std::int64_t>(mi.uordblks + mi.hblkhd + chronopool::detail::mapped_bytes());
 }
 
 }  // namespace bench::rss

@@ -22,7 +22,8 @@ bool reset_peak();
 /// Returns free heap memory to the kernel (malloc_trim), so RSS reflects live data.
 void trim();
 /// Bytes the allocator has handed out and not had back (glibc mallinfo2:
-/// in-use chunks of every arena plus mmapped blocks). Unlike RSS it does not
+/// in-use chunks of every arena plus mmapped blocks), plus the buffers
+/// chronopool maps for itself (detail::mapped_bytes). Unlike RSS it does not
 /// depend on whether freed memory could be returned to the kernel, which
 /// fragmentation decides.
 std::int64_t heap_in_use_bytes();

@@ -58,8 +58,8 @@ namespace {
 /// Shrinking to four times the size keeps pushes and erases amortised O(1).
 constexpr std::size_t keep_capacity = 1024;  // small buffers are not worth a copy
 
-template <class T>
-bool sparse(const std::vector<T>& v) noexcept {
+template <class Buffer>
+bool sparse(const Buffer& v) noexcept {
   return v.capacity() > keep_capacity && v.size() < v.capacity() / 64;
 }
 
@@ -120,7 +120,7 @@ deadline_index::key deadline_index::bucket_floor(unsigned j) const noexcept {
   return above | (key{1} << j);
 }
 
-deadline_index::key deadline_index::bucket_min(const std::vector<index_node*>& bucket) noexcept {
+deadline_index::key deadline_index::bucket_min(const node_buffer& bucket) noexcept {
   key m = ~key{0};
   for (const index_node* n : bucket) m = std::min(m, key_of(n->deadline()));
   return m;
@@ -208,7 +208,7 @@ bool deadline_index::erase(index_node& n) noexcept {
 
 // ---- giving a sparse buffer back ---------------------------------------------------------
 
-std::vector<index_node*>& deadline_index::buffer_of(const shrink_request& r) noexcept {
+deadline_index::node_buffer& deadline_index::buffer_of(const shrink_request& r) noexcept {
   switch (r.in) {
     case shrink_request::where::tier: return tier_[r.bucket];
     case shrink_request::where::stale: return stale_[r.bucket];
@@ -240,7 +240,7 @@ std::optional<deadline_index::shrink_request> deadline_index::next_shrink() noex
   return std::nullopt;
 }
 
-void deadline_index::shrink(const shrink_request& r, std::vector<index_node*>& smaller) noexcept {
+void deadline_index::shrink(const shrink_request& r, node_buffer& smaller) noexcept {
   using where = shrink_request::where;
   if (r.in == where::never) {
     shrink_never_ = false;
@@ -257,7 +257,7 @@ void deadline_index::shrink(const shrink_request& r, std::vector<index_node*>& s
 
 void deadline_index::shrink_now() noexcept {
   while (const auto r = next_shrink()) {
-    std::vector<index_node*> smaller;
+    node_buffer smaller;
     try {
       smaller.reserve(r->capacity);
     } catch (...) {

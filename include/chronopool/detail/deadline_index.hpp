@@ -35,6 +35,7 @@
 //   and their p99 lateness grew sevenfold.
 #pragma once
 
+#include <chronopool/detail/mapped_allocator.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 
 #include <atomic>
@@ -93,6 +94,10 @@ class index_node {
 
 class deadline_index {
  public:
+  /// A far-tier bucket's (or the "never" list's) buffer: large ones are
+  /// page mappings, out of malloc's way (see mapped_allocator).
+  using node_buffer = std::vector<index_node*, mapped_allocator<index_node*>>;
+
   /// A heap slot: the node's key, copied in when it is inserted (an indexed
   /// node's deadline and sequence do not change), and the node.
   struct entry {
@@ -155,7 +160,7 @@ class deadline_index {
   /// capacity, empty) when it is still sparse and they fit, and leaves the
   /// old buffer in @p smaller; otherwise changes nothing. Either way the
   /// mark is cleared. The order, and so every node's slot, stays.
-  void shrink(const shrink_request& r, std::vector<index_node*>& smaller) noexcept;
+  void shrink(const shrink_request& r, node_buffer& smaller) noexcept;
   /// Both steps with no lock released in between (an owner without one;
   /// tests). Best effort: a buffer that cannot be allocated stays as it is.
   void shrink_now() noexcept;
@@ -264,7 +269,7 @@ class deadline_index {
   static constexpr unsigned min_turn_log2 = 10;
   static constexpr unsigned idle_turn_log2 = 5;
   static constexpr std::size_t whole_move = 4096;
-  using bucket_array = std::vector<index_node*>[buckets];
+  using bucket_array = node_buffer[buckets];
 
   /// Deadlines as unsigned keys in the same order (the sign bit flipped), so
   /// that bucket arithmetic works on the whole clock range.
@@ -288,7 +293,7 @@ class deadline_index {
   /// Takes the node at @p pos out of bucket @p j of @p array (tier_ or stale_).
   index_node* bucket_erase(bucket_array& array, std::uint64_t& mask, std::size_t& count, std::uint64_t& shrink_marks,
                            std::size_t j, std::size_t pos) noexcept;
-  std::vector<index_node*>& buffer_of(const shrink_request& r) noexcept;
+  node_buffer& buffer_of(const shrink_request& r) noexcept;
   index_node* never_erase(std::size_t pos) noexcept;
   /// Moves the reference time to @p to (at least near_limit_): the buckets it
   /// affects are set aside, to go to the heap or to lower buckets; at once
@@ -316,7 +321,7 @@ class deadline_index {
   /// The lower bound of bucket @p j's deadlines.
   key bucket_floor(unsigned j) const noexcept;
   /// The smallest key in @p bucket (a scan).
-  static key bucket_min(const std::vector<index_node*>& bucket) noexcept;
+  static key bucket_min(const node_buffer& bucket) noexcept;
   std::vector<entry> heap_;
   const unsigned near_bits_;
   key base_ = 0;        // the reference time
@@ -332,7 +337,7 @@ class deadline_index {
   std::size_t stale_count_ = 0;
   key stale_floor_ = 0;  // the near limit before that rebase: no set-aside key is below
   key last_slice_ = 0;   // the clock at the last share moved (or the rebase)
-  std::vector<index_node*> never_;
+  node_buffer never_;
   // Buffers erase() left sparse, for the owner to shrink (bit j: bucket j).
   std::uint64_t shrink_tier_ = 0;
   std::uint64_t shrink_stale_ = 0;
@@ -347,7 +352,7 @@ class deadline_index {
 template <class Mutex>
 void shrink_index_buffers(deadline_index& index, Mutex& m) noexcept {
   for (int round = 0; round < 4; ++round) {
-    std::vector<index_node*> buffer;  // the smaller one, then the old one: freed unlocked
+    deadline_index::node_buffer buffer;  // the smaller one, then the old one: freed unlocked
     std::optional<deadline_index::shrink_request> request;
     {
       const std::lock_guard lock(m);
@@ -383,7 +388,7 @@ std::size_t deadline_index::extract_if(Pred&& pred, std::vector<index_node*>& ou
   const bool heap_changed = kept != heap_.size();
   heap_.resize(kept);
   // The tier and the never list: keep the rest in place, renumbered.
-  auto filter = [&](std::vector<index_node*>& v, auto index_of) {
+  auto filter = [&](node_buffer& v, auto index_of) {
     std::size_t out_pos = 0;
     for (index_node* node : v) {
       if (pred(*node)) {

@@ -255,7 +255,7 @@ BOOST_AUTO_TEST_CASE(a_shrink_request_is_refused_when_the_buffer_changed_meanwhi
 
   // Grown past it meanwhile (still sparse: 2,000 of 262,144).
   fill(peak, peak + 1'700);
-  std::vector<cpd::index_node*> smaller;
+  cpd::deadline_index::node_buffer smaller;
   smaller.reserve(request->capacity);
   index.shrink(*request, smaller);
   BOOST_TEST(index.reserved_bytes() == before);
@@ -275,7 +275,7 @@ BOOST_AUTO_TEST_CASE(a_shrink_request_is_refused_when_the_buffer_changed_meanwhi
   erase(peak, peak + 5'000);
   const auto again = index.next_shrink();
   BOOST_TEST_REQUIRE(again.has_value());
-  std::vector<cpd::index_node*> fits;
+  cpd::deadline_index::node_buffer fits;
   fits.reserve(again->capacity);
   index.shrink(*again, fits);
   BOOST_TEST(fits.capacity() >= peak);  // the old buffer, for the owner to free unlocked
