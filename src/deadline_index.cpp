@@ -256,15 +256,11 @@ void deadline_index::shrink(const shrink_request& r, node_buffer& smaller) noexc
 }
 
 void deadline_index::shrink_now() noexcept {
-  while (const auto r = next_shrink()) {
-    node_buffer smaller;
-    try {
-      smaller.reserve(r->capacity);
-    } catch (...) {
-      return;  // the marks stay: a later call tries again
-    }
-    shrink(*r, smaller);
-  }
+  struct no_lock {
+    void lock() noexcept {}
+    void unlock() noexcept {}
+  } none;
+  shrink_index_buffers(*this, none);
 }
 
 void deadline_index::rebase(key to, key now, bool at_once) noexcept {

@@ -6,8 +6,10 @@
 
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace chronopool {
 
@@ -22,6 +24,14 @@ namespace {
 std::size_t shard_count() noexcept {
   const unsigned cores = std::thread::hardware_concurrency();
   return std::clamp<std::size_t>(cores, 1, 16);
+}
+
+/// A diagnostic of the whole service: @p of summed over its shards (each under its own lock).
+template <class R>
+R sum_over(const std::vector<std::shared_ptr<detail::timer_shard>>& shards, R (detail::timer_shard::*of)() const) {
+  R n = 0;
+  for (const auto& shard : shards) n += (*shard.*of)();
+  return n;
 }
 
 }  // namespace
@@ -63,23 +73,13 @@ std::uint64_t timer_service::poll_starts() const noexcept { return poller_.start
 
 std::chrono::nanoseconds timer_service::native_wakeup_latency() const noexcept { return poller_.wakeup_latency(); }
 
-std::size_t timer_service::pending_waits() const {
-  std::size_t n = 0;
-  for (const auto& shard : shards_) n += shard->pending();
-  return n;
-}
+std::size_t timer_service::pending_waits() const { return sum_over(shards_, &detail::timer_shard::pending); }
 
 std::uint64_t timer_service::unlocked_starts() const {
-  std::uint64_t n = 0;
-  for (const auto& shard : shards_) n += shard->unlocked_starts();
-  return n;
+  return sum_over(shards_, &detail::timer_shard::unlocked_starts);
 }
 
-std::size_t timer_service::index_bytes() const {
-  std::size_t n = 0;
-  for (const auto& shard : shards_) n += shard->index_bytes();
-  return n;
-}
+std::size_t timer_service::index_bytes() const { return sum_over(shards_, &detail::timer_shard::index_bytes); }
 
 void timer_service::move_assign(implementation_type& impl, timer_service&, implementation_type& other) {
   destroy(impl);

@@ -345,13 +345,14 @@ class deadline_index {
 };
 
 /// The two steps for an owner that guards @p index with @p m, called with
-/// @p m unlocked: for each buffer left sparse (a few a call), the request
-/// and the swap under the lock, the allocation and the old buffer's release
-/// outside it. Best effort: when the allocation fails the mark stays, for
-/// the next call.
+/// @p m unlocked: for each buffer left sparse, the request and the swap
+/// under the lock, the allocation and the old buffer's release outside it.
+/// Ends once no request is left (each swap, done or refused, clears its
+/// mark). Best effort: when an allocation fails the mark stays, for the
+/// next call.
 template <class Mutex>
 void shrink_index_buffers(deadline_index& index, Mutex& m) noexcept {
-  for (int round = 0; round < 4; ++round) {
+  for (;;) {
     deadline_index::node_buffer buffer;  // the smaller one, then the old one: freed unlocked
     std::optional<deadline_index::shrink_request> request;
     {
