@@ -940,23 +940,38 @@ BOOST_AUTO_TEST_CASE(waits_due_already_started_while_the_poll_runs_complete_in_e
   // waits whose expiry has passed: by a second, by nothing, and
   // time_point::min() (a shard leaves a gate just passed to the running poll
   // and posts for one long passed; the lag of min() must not overflow).
+  // The handler must run before the near wait's 800 us expiry: on a loaded
+  // machine (sanitizers, another test binary) it may not, and then the
+  // expected order is not this one. Such a try checks only that all four
+  // complete once with success, and the case is tried again.
   asio::io_context io;
   chronopool::set_poll_window(io, 1ms);
-  timer near(io, steady::now() + 800us);
-  std::vector<int> order;
-  near.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 3); });
-  timer at_min(io), second_ago(io), just_now(io);
-  asio::post(io, [&] {
-    just_now.expires_at(steady::now());
-    second_ago.expires_at(steady::now() - 1s);
-    at_min.expires_at(steady::time_point::min());
-    for (auto* t : {&just_now, &second_ago, &at_min}) {
-      const int id = t == &at_min ? 0 : t == &second_ago ? 1 : 2;
-      t->async_wait([&, id](const error_code& ec) { order.push_back(ec ? -1 : id); });
+  bool in_time = false;
+  for (int attempt = 0; attempt < 20 && !in_time; ++attempt) {
+    io.restart();
+    timer near(io, steady::now() + 800us);
+    std::vector<int> order;
+    near.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 3); });
+    timer at_min(io), second_ago(io), just_now(io);
+    asio::post(io, [&] {
+      just_now.expires_at(steady::now());
+      second_ago.expires_at(steady::now() - 1s);
+      at_min.expires_at(steady::time_point::min());
+      for (auto* t : {&just_now, &second_ago, &at_min}) {
+        const int id = t == &at_min ? 0 : t == &second_ago ? 1 : 2;
+        t->async_wait([&, id](const error_code& ec) { order.push_back(ec ? -1 : id); });
+      }
+      in_time = order.empty() && just_now.expiry() < near.expiry();
+    });
+    BOOST_TEST_REQUIRE(run_bounded(io));
+    if (in_time) {
+      BOOST_TEST((order == std::vector<int>{0, 1, 2, 3}));
+    } else {
+      std::sort(order.begin(), order.end());
+      BOOST_TEST((order == std::vector<int>{0, 1, 2, 3}));
     }
-  });
-  BOOST_TEST(run_bounded(io));
-  BOOST_TEST((order == std::vector<int>{0, 1, 2, 3}));
+  }
+  BOOST_TEST(in_time);
 }
 
 BOOST_AUTO_TEST_CASE(with_a_poll_window_a_far_wait_wakes_early_and_polls_the_rest) {
