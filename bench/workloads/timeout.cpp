@@ -34,13 +34,20 @@ struct alignas(64) slice {
   std::vector<Timer> timers;
   std::size_t cursor = 0;   // the oldest timeout: the next to re-arm
   std::size_t ops_left = 0;
-  std::int64_t aborted_target = 0;
-  std::atomic<std::int64_t> aborted{0};  // handlers may run on any thread
+  // The slice is done when every cancelled wait's handler ran (one a re-arm)
+  // and its last job returned: the last cancel's handler may run on another
+  // thread before that job's final async_wait, and the tear-down must not
+  // destroy the timers under it. acq_rel, so that whoever counts the last
+  // one carries everything the others did to the tear-down.
+  std::atomic<std::int64_t> left{0};  // handlers may run on any thread
   countdown* all_done = nullptr;
 
+  void count_one() {
+    if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) all_done->arrive();
+  }
   void on_wait(const boost::system::error_code& ec) {
     if (ec != boost::asio::error::operation_aborted) return;  // a real expiry: not in 30 s
-    if (aborted.fetch_add(1, std::memory_order_relaxed) + 1 == aborted_target) all_done->arrive();
+    count_one();
   }
   void arm(Timer& t) {
     t.async_wait([this](const boost::system::error_code& ec) { on_wait(ec); });
@@ -59,7 +66,7 @@ run_result timeout_once(Runner& r, std::size_t m, std::size_t ops, unsigned thre
     // Set-up, not measured: every slice arms its timeouts on a worker.
     for (auto& s : slices) {
       s.ops_left = ops_per_slice;
-      s.aborted_target = static_cast<std::int64_t>(ops_per_slice);
+      s.left.store(static_cast<std::int64_t>(ops_per_slice) + 1, std::memory_order_relaxed);  // + its last job
       s.all_done = &done;
       boost::asio::post(r.context(), [&r, &s, &armed, per_slice] {
         s.timers.reserve(per_slice);
@@ -87,7 +94,10 @@ run_result timeout_once(Runner& r, std::size_t m, std::size_t ops, unsigned thre
             s->arm(t);
           }
           s->ops_left -= n;
-          if (s->ops_left > 0) boost::asio::post(r->context(), *this);
+          if (s->ops_left > 0)
+            boost::asio::post(r->context(), *this);
+          else
+            s->count_one();
         }
       };
       boost::asio::post(r.context(), job{&r, &s});
