@@ -1085,13 +1085,26 @@ BOOST_AUTO_TEST_CASE(a_polled_wait_cancelled_completes_aborted_and_the_poll_ends
   BOOST_TEST(cancelled);
 
   // Superseded by an earlier deadline: both complete, the earlier first.
-  io.restart();
-  timer late(io, steady::now() + 900us), soon(io, steady::now() + 100us);
-  std::vector<int> order;
-  late.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 2); });
-  soon.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 1); });
-  BOOST_TEST(run_bounded(io));
-  BOOST_TEST(order == (std::vector<int>{1, 2}), boost::test_tools::per_element());
+  // Only when the later wait started before its expiry: two waits already
+  // due when they start are posted in the order they started (here the
+  // later one first), as a preempted arm on a loaded machine can make them.
+  bool late_in_time = false;
+  for (int attempt = 0; attempt < 20 && !late_in_time; ++attempt) {
+    io.restart();
+    timer late(io, steady::now() + 900us), soon(io, steady::now() + 100us);
+    std::vector<int> order;
+    late.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 2); });
+    late_in_time = steady::now() < late.expiry();
+    soon.async_wait([&](const error_code& ec) { order.push_back(ec ? -1 : 1); });
+    BOOST_TEST_REQUIRE(run_bounded(io));
+    if (late_in_time) {
+      BOOST_TEST(order == (std::vector<int>{1, 2}), boost::test_tools::per_element());
+    } else {
+      std::sort(order.begin(), order.end());
+      BOOST_TEST(order == (std::vector<int>{1, 2}), boost::test_tools::per_element());
+    }
+  }
+  BOOST_TEST(late_in_time);
 }
 
 BOOST_AUTO_TEST_CASE(polled_waits_on_two_io_threads_each_complete_once) {
@@ -1223,18 +1236,26 @@ BOOST_AUTO_TEST_CASE(a_handler_that_throws_inside_the_poll_leaves_it_polling) {
   // As with Asio's handlers, the exception leaves run(); the poll is queued
   // again before it does, so the other shard's near wait still completes
   // when run() is called again, without a new poll.
-  asio::io_context io;
-  chronopool::set_poll_window(io, 1ms);
-  auto& service = asio::use_service<chronopool::timer_service>(io);
-  timer thrower(io, steady::now() + 300us);
-  thrower.async_wait([](const error_code&) { throw std::runtime_error("from a polled handler"); });
-  sync_outcome other;
-  auto there = timer_started_on_another_thread(io, 900us, other.handler());
-  BOOST_CHECK_THROW(io.run_for(long_wait), std::runtime_error);
-  BOOST_TEST(run_bounded(io));
-  BOOST_TEST(other.calls() == 1);
-  BOOST_TEST(!other.ec());
-  BOOST_TEST(service.poll_starts() == 1u);
+  // The thrower must start before its 300 us expiry (else it is posted, not
+  // polled, and the poll is not what throws): on a loaded machine it may
+  // not, and the case is tried again with a fresh context.
+  bool polled = false;
+  for (int attempt = 0; attempt < 20 && !polled; ++attempt) {
+    asio::io_context io;
+    chronopool::set_poll_window(io, 1ms);
+    auto& service = asio::use_service<chronopool::timer_service>(io);
+    timer thrower(io, steady::now() + 300us);
+    thrower.async_wait([](const error_code&) { throw std::runtime_error("from a polled handler"); });
+    polled = steady::now() < thrower.expiry();
+    sync_outcome other;
+    auto there = timer_started_on_another_thread(io, 900us, other.handler());
+    BOOST_CHECK_THROW(io.run_for(long_wait), std::runtime_error);
+    BOOST_TEST(run_bounded(io));
+    BOOST_TEST(other.calls() == 1);
+    BOOST_TEST(!other.ec());
+    if (polled) BOOST_TEST(service.poll_starts() == 1u);
+  }
+  BOOST_TEST(polled);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
