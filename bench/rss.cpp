@@ -1,6 +1,6 @@
 #include "rss.hpp"
 
-#include <chronopool/detail/mapped_allocator.hpp>
+#include <chronopool/detail/mapped_buffer.hpp>
 
 #include <malloc.h>
 

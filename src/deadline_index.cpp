@@ -250,7 +250,7 @@ void deadline_index::shrink(const shrink_request& r, node_buffer& smaller) noexc
   auto& v = buffer_of(r);
   // Erased from or pushed to since the request: still worth it, and still fits?
   if (!sparse(v) || !smaller.empty() || smaller.capacity() < v.size() || smaller.capacity() >= v.capacity()) return;
-  smaller.assign(v.begin(), v.end());  // within its capacity: no allocation
+  smaller.assign_within_capacity(v.begin(), v.end());
   v.swap(smaller);
   smaller.clear();
 }

@@ -35,7 +35,7 @@
 //   and their p99 lateness grew sevenfold.
 #pragma once
 
-#include <chronopool/detail/mapped_allocator.hpp>
+#include <chronopool/detail/mapped_buffer.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 
 #include <atomic>
@@ -95,8 +95,9 @@ class index_node {
 class deadline_index {
  public:
   /// A far-tier bucket's (or the "never" list's) buffer: large ones are
-  /// page mappings, out of malloc's way (see mapped_allocator).
-  using node_buffer = std::vector<index_node*, mapped_allocator<index_node*>>;
+  /// page mappings, out of malloc's way, that grow without a copy (see
+  /// mapped_buffer).
+  using node_buffer = mapped_buffer<index_node*>;
 
   /// A heap slot: the node's key, copied in when it is inserted (an indexed
   /// node's deadline and sequence do not change), and the node.
@@ -322,7 +323,7 @@ class deadline_index {
   key bucket_floor(unsigned j) const noexcept;
   /// The smallest key in @p bucket (a scan).
   static key bucket_min(const node_buffer& bucket) noexcept;
-  std::vector<entry> heap_;
+  mapped_buffer<entry> heap_;  // a mapping too: a million entries grow in place
   const unsigned near_bits_;
   key base_ = 0;        // the reference time
   key near_limit_ = 0;  // the end of the near window: heap keys are below, tier keys not
@@ -387,7 +388,7 @@ std::size_t deadline_index::extract_if(Pred&& pred, std::vector<index_node*>& ou
     }
   }
   const bool heap_changed = kept != heap_.size();
-  heap_.resize(kept);
+  heap_.truncate(kept);
   // The tier and the never list: keep the rest in place, renumbered.
   auto filter = [&](node_buffer& v, auto index_of) {
     std::size_t out_pos = 0;
@@ -401,7 +402,7 @@ std::size_t deadline_index::extract_if(Pred&& pred, std::vector<index_node*>& ou
       }
     }
     const std::size_t dropped = v.size() - out_pos;
-    v.resize(out_pos);
+    v.truncate(out_pos);
     return dropped;
   };
   auto filter_buckets = [&](bucket_array& array, std::uint64_t& mask, std::size_t& count) {
