@@ -858,6 +858,41 @@ BOOST_AUTO_TEST_CASE(thousand_timers_complete_in_expiry_order) {
   BOOST_TEST(out_of_order == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_backlog_of_due_waits_completes_in_expiry_order) {
+  // 5,000 waits all due before run() starts (expiries spread over the last
+  // 50 ms): one collect takes them all, runs the first chunk and posts the
+  // rest in order, and the re-arm comes behind them. On one thread every
+  // wait completes once, in expiry order.
+  constexpr std::size_t n = 5000;
+  asio::io_context io;
+  std::mt19937 rng(20261125);
+  std::uniform_int_distribution<int> offset_us(0, 50'000);
+  const auto past = steady::now() - 60ms;
+  std::vector<std::unique_ptr<timer>> timers;
+  std::vector<steady::time_point> expiry(n);
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  int failures = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    expiry[i] = past + std::chrono::microseconds(offset_us(rng));
+    auto& t = timers.emplace_back(std::make_unique<timer>(io, expiry[i]));
+    t->async_wait([&, i](const error_code& ec) {
+      if (ec) ++failures;
+      order.push_back(i);
+    });
+  }
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(failures == 0);
+  BOOST_REQUIRE(order.size() == n);
+  std::vector<std::size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  BOOST_TEST((std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()));  // each once
+  int out_of_order = 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if (expiry[order[k]] < expiry[order[k - 1]]) ++out_of_order;
+  BOOST_TEST(out_of_order == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_burst_of_due_waits_is_shared_by_the_io_threads) {
   // 200 waits due at one instant, each handler busy for 1 ms: the thread the
   // native timer wakes must hand chunks of the batch to the other io thread
