@@ -23,7 +23,7 @@
 //   before every tier node. Deadlines of "never" stay in a list of their own.
 // * Buckets come near a window before their first node can be due, so they
 //   move in shares: the buckets to redistribute are set aside whole
-//   ("stale", a swap of vectors that touches no node), and each advance()
+//   ("stale", a swap of buffers that touches no node), and each advance()
 //   moves a share of them in proportion to the time gone, done half a
 //   window before the first of them can be due (an idle owner wakes for
 //   it). Moving them all at once held the owner's lock for 5-12 ms when a

@@ -37,7 +37,7 @@ inline constexpr std::size_t mapped_from = 8 * 1024;
 
 /// Maps @p bytes (rounded up to pages) of zeroed memory; throws std::bad_alloc.
 void* map_pages(std::size_t bytes);
-/// Unmaps what map_pages(@p bytes) (or remap_pages to @p bytes) returned.
+/// Unmaps what map_pages(@p bytes) returned (or a mapping buffer_grow() grew to @p bytes).
 void unmap_pages(void* p, std::size_t bytes) noexcept;
 /// Diagnostics: the bytes mapped by map_pages() and not unmapped yet, in the
 /// whole process (what malloc's statistics do not see).
