@@ -11,6 +11,8 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <utility>
 
 namespace chronopool::detail {
@@ -152,6 +154,39 @@ struct native_poll {
     } catch (...) {
       // Out of memory: stop, so that the next near deadline starts a poll again.
       poller->unclaim();
+    }
+  }
+};
+
+/// After use_pool: the last stretch before a deadline, waited for on the
+/// context. Posted a hand-off before the deadline, it goes back behind the
+/// context's other work (as a continuation, so it stays on the thread that
+/// runs it) until the deadline has come, and while fired waits the shard
+/// handed on are still queued ahead of it, then collects as a posted
+/// collect does; a re-arm (a new generation) makes it stale. It takes no
+/// lock until the deadline.
+struct held_collect {
+  timer_shard* shard;
+  std::uint64_t generation;
+  time_point at;
+  // When it was posted from outside the context, until its first run: how
+  // long that took is what the next hand-off leads by.
+  std::optional<time_point> posted;
+
+  void operator()() {
+    const time_point now = clock::now();
+    if (posted) {
+      shard->handoff_latency_.observe(saturating_difference(now, *posted));
+      posted.reset();
+    }
+    if (shard->generation_.load(std::memory_order_relaxed) != generation) return;  // re-armed meanwhile
+    if (now >= at && shard->on_native_expiry(generation, false, true)) return;
+    try {
+      shard->repost_held(*this);
+    } catch (...) {
+      // Out of memory: collect now (what is due, if anything); the re-arm
+      // that follows tries again, or leaves it to the next wait.
+      shard->on_native_expiry(generation, false);
     }
   }
 };
@@ -893,17 +928,28 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
         return;
       }
       if (wakeup_ && wakeup_at_ <= *wake) return;
-      if (*wake <= clock::now() && pool_->state() == run_state::running) {
+      const time_point now = clock::now();
+      const bool running = pool_->state() == run_state::running;
+      // After use_pool (while the pool runs), the io_context collects every
+      // due wait itself, a hand-off ahead: a wake time within it (or due
+      // already) is waited for there, by a held collect; a later one by a
+      // pool task that posts that collect when it runs.
+      const duration lead = running ? handoff_lead() : duration::zero();
+      if (lead != duration::zero()) {
+        if (saturating_difference(*wake, now) <= lead) {
+          if (!armed_ || armed_at_ > *wake) post_held_collect_locked(*wake);
+          return;
+        }
+      } else if (*wake <= now && running) {
         // Due already (a zero sleep): a function posted to the context
-        // collects it there, one hand-off. A wake-up task would wake a pool
-        // thread only to hand the wait on to the context again (after
-        // use_pool). Once the pool is shut down, its policies decide: the
-        // wake-up task goes through the pool as usual.
+        // collects it there, one hand-off; a wake-up task would wake a pool
+        // thread only to hand the wait on. Once the pool is shut down, its
+        // policies decide: the wake-up task goes through the pool as usual.
         if (!armed_) post_collect_locked(*wake);
         return;
       }
       task_ptr w(new shard_wakeup(shared_from_this()));
-      w->set_deadline(*wake);
+      w->set_deadline(*wake - lead);  // *wake > now here: no overflow
       if (later.submit) {
         // Armed earlier in this section and never queued (a drain brought an
         // earlier wait): replaced before anyone saw it.
@@ -1013,13 +1059,50 @@ void timer_shard::post_collect_locked(time_point t) {
   armed_at_ = t;
 }
 
-void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
+duration timer_shard::handoff_lead() const noexcept {
+  if (!pool_ || context_is_pool_) return duration::zero();
+  return std::max(handoff_latency_.get(), duration(1));
+}
+
+void timer_shard::post_held_collect_locked(time_point t) {
+  armed_ = false;  // until the post is in place (it may throw)
+  const std::uint64_t generation = generation_.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Never run here (we hold the lock). From one of the context's own
+  // threads (a held collect re-arming for the next deadline), a
+  // continuation: it stays on this thread and wakes no other, and there is
+  // no hand-off to measure.
+  using io_executor = boost::asio::io_context::executor_type;
+  held_collect h{this, generation, t, std::nullopt};
+  if (const auto* io = context_ex_->target<io_executor>(); io != nullptr && io->running_in_this_thread()) {
+    boost::asio::defer(*io, std::move(h));
+  } else {
+    h.posted = clock::now();
+    complete_on(*context_ex_, std::move(h), false);
+  }
+  armed_ = true;
+  armed_at_ = t;
+}
+
+void timer_shard::repost_held(const held_collect& h) {
+  using io_executor = boost::asio::io_context::executor_type;
+  if (const auto* io = context_ex_->target<io_executor>()) {
+    boost::asio::defer(*io, held_collect(h));
+  } else {
+    boost::asio::defer(*context_ex_, held_collect(h));
+  }
+}
+
+bool timer_shard::on_native_expiry(std::uint64_t generation, bool native, bool after_handed_on) {
   wait_list fired;
   bool here_only = false;
   {
     after_unlock later(*this);
     std::lock_guard lock(mutex_);
-    if (generation != generation_.load(std::memory_order_relaxed) || shutting_down_) return;
+    if (generation != generation_.load(std::memory_order_relaxed) || shutting_down_) return true;
+    // A collector counts its delivery in in_flight_ in the section that
+    // collects, and its posted lists in posted_unclaimed_ before that
+    // delivery ends: under the lock, both zero means none is on its way.
+    if (after_handed_on && (in_flight_ != 0 || posted_unclaimed_.load(std::memory_order_relaxed) != 0)) return false;
     if (native) {
       native_waiting_ = false;
       // How late the reactor ran us: the poll weighs it before it leaves a
@@ -1042,6 +1125,7 @@ void timer_shard::on_native_expiry(std::uint64_t generation, bool native) {
   } else if (!fired.empty()) {
     deliver_fired(std::move(fired), true);
   }
+  return true;
 }
 
 void timer_shard::settle_here_locked(wait_list& fired, after_unlock& later) noexcept {
@@ -1070,6 +1154,14 @@ void timer_shard::on_wakeup(shard_wakeup& w) {
       std::lock_guard lock(mutex_);
       if (wakeup_.get() != &w || shutting_down_) return;  // superseded meanwhile
       self = std::move(wakeup_);
+      if (handoff_lead() != duration::zero() && pool_->state() == run_state::running) {
+        // After use_pool, the io_context collects (see arm_wakeup_locked):
+        // with two collecting threads, the pool's posted waits and the
+        // context's own would race, and a one-thread context would no
+        // longer complete in expiry order. The re-arm posts a held collect.
+        rewake_locked(later, true);
+        return;  // after `later` ran, with the lock released
+      }
       collect_due_locked(fired, later);
       if (fired.empty()) {
         rewake_locked(later, true);

@@ -46,8 +46,13 @@ class scheduled_thread_pool;
 ///   due at the earliest deadline, wakes a worker, which completes the due
 ///   waits.
 /// - After use_pool(ctx, pool): the same internal task in that pool's queue,
-///   so time-keeping runs on the pool's threads, and the due waits are posted
-///   back to @p ctx.
+///   so the long waits are kept on the pool's threads; it runs a hand-off
+///   before the deadline (how long a function posted to @p ctx takes to
+///   start there, as measured, at most 100 us) and posts a function that
+///   waits out the rest on @p ctx, going back behind its other work, then
+///   completes the due waits on @p ctx's thread, as its own wake-up would.
+///   While it waits, @p ctx always has a handler ready (io_context::poll()
+///   runs until that deadline).
 ///
 /// Cancelled waits complete with operation_aborted through one function
 /// posted to the context per batch of cancellations, never inside the call

@@ -12,8 +12,13 @@
 // - pool: a small internal task in a scheduled_thread_pool's queue, due at
 //   the wake time and replaced by an earlier one when the wake time moves
 //   earlier; a pool worker runs it. When the context is the pool itself the
-//   worker completes the due waits; after use_pool(io, pool) it posts them
-//   to the io_context.
+//   worker completes the due waits. After use_pool(io, pool) the task is due
+//   a hand-off earlier (the time a function posted to the io_context takes
+//   to start, as measured): it posts a held collect, which waits the last
+//   stretch on the io_context, going back behind its other work until the
+//   deadline, and completes the due waits there. Handing the due waits
+//   over at the deadline made every one of them late by an io thread's
+//   wake-up.
 //
 // Cancelled waits are not completed inside the cancelling call (Asio's rule):
 // they join the shard's abort batch, and the first to join posts one
@@ -78,6 +83,7 @@ class pool_core;
 class shard_wakeup;
 struct native_wakeup;
 struct native_poll;
+struct held_collect;
 struct after_unlock;
 
 /// A list of waits in delivery order (linked through wait_op_base::link).
@@ -177,6 +183,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   friend struct after_unlock;
   friend struct native_wakeup;
   friend struct native_poll;
+  friend struct held_collect;
 
   /// No wait of @p t pending, linked or started without the lock, as seen
   /// by the thread using @p t.
@@ -238,8 +245,21 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void poll_native_locked(time_point t);
   /// Queues @p p on the context behind its other work, as a continuation.
   void repost_poll(const native_poll& p);
+  /// After use_pool, how long before a deadline its waits are handed to the
+  /// context: how long a held collect posted from outside it took to start
+  /// there, as a level that rises at once and falls slowly
+  /// (handoff_latency_level); zero in every other mode.
+  duration handoff_lead() const noexcept;
+  /// After use_pool, @p t within handoff_lead(): posts a held collect for @p t.
+  void post_held_collect_locked(time_point t);
+  /// Queues @p h on the context again, behind its other work.
+  void repost_held(const held_collect& h);
   /// The wake-up came: the native timer's (@p native) or a posted one.
-  void on_native_expiry(std::uint64_t generation, bool native);
+  /// With @p after_handed_on (a held collect, which a pool task may race),
+  /// it collects nothing while fired waits this shard handed on are still
+  /// on their way to the context, which a collect completing here would
+  /// overtake: false, and the caller comes back behind them.
+  bool on_native_expiry(std::uint64_t generation, bool native, bool after_handed_on = false);
   /// Delivers a batch of fired waits: on this thread when it is one of the
   /// context's (the first chunk; the rest posted so other threads share it),
   /// or all posted to the context.
@@ -298,7 +318,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::shared_ptr<pool_core> pool_;
   bool context_is_pool_ = false;
   task_ptr wakeup_;  // the armed wake-up task, or null
-  time_point wakeup_at_{};
+  time_point wakeup_at_{};  // the wake time it is armed for (it runs handoff_lead() before)
+  // After use_pool: how long a held collect posted from outside the context
+  // took to start there.
+  handoff_latency_level handoff_latency_;
 };
 
 }  // namespace chronopool::detail

@@ -43,4 +43,29 @@ class wakeup_latency_average {
   std::atomic<duration::rep> average_{-1};  // none observed yet
 };
 
+/// How long a function posted to a context from another thread takes to
+/// start there, as a level that rises at once and falls slowly: a hand-off
+/// that must be on time by then has to allow for the slow starts (a thread
+/// asleep), not the average, which the quick ones (a thread that was awake)
+/// pull down. Capped as above; starts at the cap until it has seen one.
+class handoff_latency_level {
+ public:
+  static constexpr duration cap = wakeup_latency_average::cap;
+
+  void observe(duration late) noexcept {
+    const auto sample = std::clamp(late, duration::zero(), cap).count();
+    const auto old = level_.load(std::memory_order_relaxed);
+    // Down by a 64th of the gap per quicker start: a level a sleeping
+    // thread set lasts for dozens of hand-offs to awake ones.
+    const auto next = !seen_.load(std::memory_order_relaxed) || sample >= old ? sample : old - (old - sample) / 64;
+    level_.store(next, std::memory_order_relaxed);
+    seen_.store(true, std::memory_order_relaxed);
+  }
+  duration get() const noexcept { return duration(level_.load(std::memory_order_relaxed)); }
+
+ private:
+  std::atomic<duration::rep> level_{cap.count()};
+  std::atomic<bool> seen_{false};
+};
+
 }  // namespace chronopool::detail

@@ -116,6 +116,16 @@ class sync_outcome {
   bool on_pool_ = false;
 };
 
+/// @p o's handler ran once, with success, at or after @p expiry, on this
+/// thread (an io_context's, run here) and not on its pool's.
+void check_completed_here(sync_outcome& o, steady::time_point expiry) {
+  BOOST_TEST(o.calls() == 1);
+  BOOST_TEST(!o.ec());
+  BOOST_TEST((o.at() >= expiry));
+  BOOST_TEST((o.thread() == std::this_thread::get_id()));
+  BOOST_TEST(!o.on_pool());
+}
+
 /// Runs an io_context on a thread of its own until destroyed (always joined).
 class io_thread {
  public:
@@ -280,11 +290,7 @@ BOOST_AUTO_TEST_CASE(use_pool_completes_on_the_io_context_thread) {
   BOOST_TEST(pool.queued_count() >= 1u);  // the wait sits in the pool's queue
   BOOST_TEST(run_bounded(io));            // run() waited for the wait
   BOOST_TEST((steady::now() >= expiry));
-  BOOST_TEST(o.calls() == 1);
-  BOOST_TEST(!o.ec());
-  BOOST_TEST((o.at() >= expiry));
-  BOOST_TEST((o.thread() == std::this_thread::get_id()));
-  BOOST_TEST(!o.on_pool());
+  check_completed_here(o, expiry);
 
   // A cancelled wait also completes on the io_context's thread.
   sync_outcome c(&pool);
@@ -332,6 +338,81 @@ BOOST_AUTO_TEST_CASE(use_pool_due_waits_skip_the_pool_queue) {
   BOOST_TEST(run_bounded(io));
   BOOST_TEST(o.calls() == 1);
   BOOST_TEST((o.ec() == asio::error::operation_aborted));
+}
+
+// After use_pool, a wait due within a hand-off (an io thread's start after a
+// post, 100 us until one was measured) is not left to a pool task: a held
+// collect waits for it on the io_context itself, so the io thread is not
+// woken only at the deadline. It still completes there, never early.
+BOOST_AUTO_TEST_CASE(use_pool_a_wait_within_a_hand_off_is_held_on_the_io_context) {
+  scheduled_thread_pool pool(1);
+  asio::io_context io;
+  chronopool::use_pool(io, pool);
+  sync_outcome o(&pool);
+  timer t(io, steady::now() + 40us);
+  const auto expiry = t.expiry();
+  t.async_wait(o.handler());
+  BOOST_TEST(pool.queued_count() == 0u);  // no wake-up task
+  BOOST_TEST(run_bounded(io));
+  check_completed_here(o, expiry);
+
+  // Cancelled while it is held: aborted (cancel() came first), or completed
+  // (the deadline did), once either way; and run() still returns.
+  sync_outcome c(&pool);
+  t.expires_after(60us);
+  t.async_wait(c.handler());
+  const std::size_t cancelled = t.cancel();
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(c.calls() == 1);
+  BOOST_TEST((c.ec() == (cancelled == 1 ? error_code(asio::error::operation_aborted) : error_code())));
+  BOOST_TEST((c.thread() == std::this_thread::get_id()));
+}
+
+// Waits a few tens of microseconds apart, after use_pool: they go back and
+// forth between pool tasks (gaps longer than a hand-off) and held collects
+// on the io_context (the rest). On one io thread each completes once, in
+// expiry order, never before its expiry; on two, each once, never early.
+BOOST_AUTO_TEST_CASE(use_pool_waits_handed_over_early_complete_once_in_order_never_early) {
+  for (const int io_threads : {1, 2}) {
+    BOOST_TEST_CONTEXT("io threads " << io_threads) {
+      constexpr std::size_t n = 1000;
+      scheduled_thread_pool pool(1);
+      asio::io_context io;
+      chronopool::use_pool(io, pool);
+      std::mt19937 rng(20261126);
+      std::uniform_int_distribution<int> offset_us(0, 50'000);
+      const auto start = steady::now() + 2ms;
+      std::vector<std::unique_ptr<timer>> timers;
+      std::vector<steady::time_point> expiry(n);
+      std::vector<std::size_t> order;
+      order.reserve(n);
+      std::mutex m;
+      int failures = 0, early = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        expiry[i] = start + std::chrono::microseconds(offset_us(rng));
+        auto& t = timers.emplace_back(std::make_unique<timer>(io, expiry[i]));
+        t->async_wait([&, i](const error_code& ec) {
+          const bool is_early = steady::now() < expiry[i];
+          std::lock_guard lock(m);
+          if (ec) ++failures;
+          if (is_early) ++early;
+          order.push_back(i);
+        });
+      }
+      std::thread second;
+      if (io_threads == 2) second = std::thread([&] { io.run_for(long_wait); });
+      BOOST_TEST(run_bounded(io));
+      if (second.joinable()) second.join();
+      BOOST_TEST(failures == 0);
+      BOOST_TEST(early == 0);
+      BOOST_REQUIRE(order.size() == n);
+      std::vector<std::size_t> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      BOOST_TEST((std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()));  // each once
+      if (io_threads == 1) BOOST_TEST(out_of_expiry_order(expiry, order) == 0);
+    }
+  }
 }
 
 // Zero sleeps, short waits and cancels mixed on a pool: every path that
