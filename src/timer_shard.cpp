@@ -158,6 +158,19 @@ struct native_poll {
   }
 };
 
+/// Queues @p f on @p ex behind the context's other work, as a continuation:
+/// on an io_context, a thread of it keeps it on its own queue and wakes no
+/// other.
+template <class F>
+void defer_on(const boost::asio::any_io_executor& ex, F f) {
+  using io_executor = boost::asio::io_context::executor_type;
+  if (const auto* io = ex.target<io_executor>()) {
+    boost::asio::defer(*io, std::move(f));
+  } else {
+    boost::asio::defer(ex, std::move(f));
+  }
+}
+
 /// After use_pool: the last stretch before a deadline, waited for on the
 /// context. Posted a hand-off before the deadline, it goes back behind the
 /// context's other work (as a continuation, so it stays on the thread that
@@ -182,7 +195,7 @@ struct held_collect {
     if (shard->generation_.load(std::memory_order_relaxed) != generation) return;  // re-armed meanwhile
     if (now >= at && shard->on_native_expiry(generation, false, true)) return;
     try {
-      shard->repost_held(*this);
+      defer_on(*shard->context_ex_, *this);
     } catch (...) {
       // Out of memory: collect now (what is due, if anything); the re-arm
       // that follows tries again, or leaves it to the next wait.
@@ -929,18 +942,17 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
       }
       if (wakeup_ && wakeup_at_ <= *wake) return;
       const time_point now = clock::now();
-      const bool running = pool_->state() == run_state::running;
       // After use_pool (while the pool runs), the io_context collects every
       // due wait itself, a hand-off ahead: a wake time within it (or due
       // already) is waited for there, by a held collect; a later one by a
       // pool task that posts that collect when it runs.
-      const duration lead = running ? handoff_lead() : duration::zero();
+      const duration lead = handoff_lead();
       if (lead != duration::zero()) {
         if (saturating_difference(*wake, now) <= lead) {
           if (!armed_ || armed_at_ > *wake) post_held_collect_locked(*wake);
           return;
         }
-      } else if (*wake <= now && running) {
+      } else if (*wake <= now && pool_->state() == run_state::running) {
         // Due already (a zero sleep): a function posted to the context
         // collects it there, one hand-off; a wake-up task would wake a pool
         // thread only to hand the wait on. Once the pool is shut down, its
@@ -1041,14 +1053,7 @@ void timer_shard::poll_native_locked(time_point t) {
   armed_at_ = t;
 }
 
-void timer_shard::repost_poll(const native_poll& p) {
-  using io_executor = boost::asio::io_context::executor_type;
-  if (const auto* io = context_ex_->target<io_executor>()) {
-    boost::asio::defer(*io, p);
-  } else {
-    boost::asio::defer(*context_ex_, p);
-  }
-}
+void timer_shard::repost_poll(const native_poll& p) { defer_on(*context_ex_, p); }
 
 void timer_shard::post_collect_locked(time_point t) {
   armed_ = false;  // until the post is in place (it may throw)
@@ -1060,7 +1065,8 @@ void timer_shard::post_collect_locked(time_point t) {
 }
 
 duration timer_shard::handoff_lead() const noexcept {
-  if (!pool_ || context_is_pool_) return duration::zero();
+  // Once the pool is shut down its policies decide: its tasks, as in pool mode.
+  if (!pool_ || context_is_pool_ || pool_->state() != run_state::running) return duration::zero();
   return std::max(handoff_latency_.get(), duration(1));
 }
 
@@ -1074,22 +1080,13 @@ void timer_shard::post_held_collect_locked(time_point t) {
   using io_executor = boost::asio::io_context::executor_type;
   held_collect h{this, generation, t, std::nullopt};
   if (const auto* io = context_ex_->target<io_executor>(); io != nullptr && io->running_in_this_thread()) {
-    boost::asio::defer(*io, std::move(h));
+    defer_on(*context_ex_, std::move(h));
   } else {
     h.posted = clock::now();
     complete_on(*context_ex_, std::move(h), false);
   }
   armed_ = true;
   armed_at_ = t;
-}
-
-void timer_shard::repost_held(const held_collect& h) {
-  using io_executor = boost::asio::io_context::executor_type;
-  if (const auto* io = context_ex_->target<io_executor>()) {
-    boost::asio::defer(*io, held_collect(h));
-  } else {
-    boost::asio::defer(*context_ex_, held_collect(h));
-  }
 }
 
 bool timer_shard::on_native_expiry(std::uint64_t generation, bool native, bool after_handed_on) {
@@ -1154,7 +1151,7 @@ void timer_shard::on_wakeup(shard_wakeup& w) {
       std::lock_guard lock(mutex_);
       if (wakeup_.get() != &w || shutting_down_) return;  // superseded meanwhile
       self = std::move(wakeup_);
-      if (handoff_lead() != duration::zero() && pool_->state() == run_state::running) {
+      if (handoff_lead() != duration::zero()) {
         // After use_pool, the io_context collects (see arm_wakeup_locked):
         // with two collecting threads, the pool's posted waits and the
         // context's own would race, and a one-thread context would no

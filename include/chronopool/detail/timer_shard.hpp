@@ -248,12 +248,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// After use_pool, how long before a deadline its waits are handed to the
   /// context: how long a held collect posted from outside it took to start
   /// there, as a level that rises at once and falls slowly
-  /// (handoff_latency_level); zero in every other mode.
+  /// (handoff_latency_level); zero in every other mode, and once the pool
+  /// is shut down.
   duration handoff_lead() const noexcept;
   /// After use_pool, @p t within handoff_lead(): posts a held collect for @p t.
   void post_held_collect_locked(time_point t);
-  /// Queues @p h on the context again, behind its other work.
-  void repost_held(const held_collect& h);
   /// The wake-up came: the native timer's (@p native) or a posted one.
   /// With @p after_handed_on (a held collect, which a pool task may race),
   /// it collects nothing while fired waits this shard handed on are still
