@@ -14,6 +14,7 @@
 #include <chrono>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace chronopool::detail {
 
@@ -116,6 +117,28 @@ void deliver_last_resort(wait_list& list) noexcept {
     }
   }
 }
+
+// Where the chunks of the burst this thread fired last end (see
+// chunk_cutter): the burst's first wait and the last wait of each full
+// chunk. Kept per thread, not per shard: the delivery runs after the lock is
+// released, while another thread may collect. A note that cannot be kept
+// (out of memory) only costs the walk it would save.
+struct chunk_notes {
+  const wait_op_base* first = nullptr;
+  std::vector<wait_op_base*> ends;
+
+  void start(const wait_op_base* op) noexcept {
+    first = op;
+    ends.clear();
+  }
+  void note_end(wait_op_base* op) noexcept {
+    try {
+      ends.push_back(op);
+    } catch (...) {
+    }
+  }
+};
+thread_local chunk_notes chunk_ends;
 
 }  // namespace
 
@@ -780,6 +803,12 @@ void timer_shard::claim(wait_list& list) noexcept {
 }
 
 void timer_shard::claim_locked(wait_list& list) noexcept {
+  // The timers first, all at once: each is a cache miss (the objects lie
+  // wherever their owners keep them), and the unlinks below would otherwise
+  // wait for them one after another.
+  list.for_each([](const wait_op_base& op) {
+    if (op.state.load(std::memory_order_relaxed) == wait_state::fired) __builtin_prefetch(op.peek_fired_timer(), 1);
+  });
   list.for_each([this](wait_op_base& op) {
     // Unlinked from its timer here, not when it fired: until now cancel()
     // could still make it an abort.
@@ -882,19 +911,53 @@ void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexce
   drain_inbox_locked(later);
   const time_point now = clock::now();
   fired_timer_finder find_timer;
+  chunk_ends.start(nullptr);
   while (index_node* n = index_.pop_due(now)) {
     auto& op = static_cast<wait_op_base&>(*n);
     op.set_fired_timer(find_timer(op));
     op.state.store(wait_state::fired, std::memory_order_relaxed);  // still linked: cancellable
     out.push_back(&op);
+    if (out.size() == 1) chunk_ends.start(&op);
+    if (out.size() % share_grain == 0) chunk_ends.note_end(&op);
   }
 }
+
+namespace {
+
+/// Cuts a burst that collect_due_locked() fired into chunks of share_grain
+/// where it noted their ends (on this thread, with no handler run since),
+/// not by walking the list again: by now the waits of a large burst are out
+/// of the cache, one miss each. A burst the notes are not about (its first
+/// wait is not theirs) is walked.
+class chunk_cutter {
+ public:
+  explicit chunk_cutter(wait_list& burst) noexcept
+      : burst_(burst), noted_(!burst.empty() && chunk_ends.first == burst.front() ? chunk_ends.ends.size() : 0) {}
+  chunk_cutter(const chunk_cutter&) = delete;
+  chunk_cutter& operator=(const chunk_cutter&) = delete;
+  ~chunk_cutter() { chunk_ends.start(nullptr); }
+
+  wait_list next() noexcept {
+    if (used_ < noted_) return burst_.split_through(chunk_ends.ends[used_++], share_grain);
+    return burst_.take_front(share_grain);
+  }
+
+ private:
+  wait_list& burst_;
+  const std::size_t noted_;
+  std::size_t used_ = 0;
+};
+
+}  // namespace
 
 void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
   const std::size_t n = fired.size();
   wait_list here;
-  if (on_context_thread) here = fired.take_front(share_grain);
-  while (!fired.empty()) post_list(fired.take_front(share_grain));
+  {
+    chunk_cutter cut(fired);
+    if (on_context_thread) here = cut.next();
+    while (!fired.empty()) post_list(cut.next());
+  }
   {
     after_unlock later(*this);
     {

@@ -31,6 +31,8 @@ class intrusive_list {
   intrusive_list& operator=(const intrusive_list&) = delete;
 
   bool empty() const noexcept { return head_ == nullptr; }
+  /// The first node, or null.
+  Node* front() const noexcept { return head_; }
   std::size_t size() const noexcept { return size_; }
 
   void push_back(Node* n) noexcept {
@@ -74,9 +76,24 @@ class intrusive_list {
 
   /// Splits off the first @p n nodes (all when there are fewer).
   intrusive_list take_front(std::size_t n) noexcept {
-    intrusive_list front;
-    while (n-- > 0 && !empty()) front.push_back(pop_front());
-    return front;
+    intrusive_list taken;
+    while (n-- > 0 && !empty()) taken.push_back(pop_front());
+    return taken;
+  }
+
+  /// Splits off the front up to and including @p last, which must be the
+  /// @p count th node: O(1), where take_front() reads every link on the way
+  /// (a cache miss each when the nodes went cold since they were linked).
+  intrusive_list split_through(Node* last, std::size_t count) noexcept {
+    intrusive_list taken;
+    taken.head_ = head_;
+    taken.tail_ = last;
+    taken.size_ = count;
+    head_ = Link::get(*last);
+    if (head_ == nullptr) tail_ = nullptr;
+    Link::set(*last, nullptr);
+    size_ -= count;
+    return taken;
   }
 
   /// Calls @p f on every node, front to back; @p f must not relink them.

@@ -161,6 +161,8 @@ class wait_op_base : public index_node {
   /// index does not use (an erase() given it finds no such slot and refuses).
   /// Valid while the wait is fired and linked: move_timer re-points it.
   void set_fired_timer(timer_impl* t) noexcept { heap_index = reinterpret_cast<std::size_t>(t); }
+  /// The timer set_fired_timer() recorded, left recorded.
+  const timer_impl* peek_fired_timer() const noexcept { return reinterpret_cast<const timer_impl*>(heap_index); }
   /// The timer set_fired_timer() recorded; the slot's word is "not queued" again.
   timer_impl* take_fired_timer() noexcept {
     return reinterpret_cast<timer_impl*>(std::exchange(heap_index, index_node::not_queued));
