@@ -120,21 +120,26 @@ void deliver_last_resort(wait_list& list) noexcept {
 
 // Where the chunks of the burst this thread fired last end (see
 // chunk_cutter): the burst's first wait and the last wait of each full
-// chunk. Kept per thread, not per shard: the delivery runs after the lock is
-// released, while another thread may collect. A note that cannot be kept
-// (out of memory) only costs the walk it would save.
+// chunk, in order. Kept per thread, not per shard: the delivery runs after
+// the lock is released, while another thread may collect. A note that
+// cannot be kept (out of memory) ends the noting, so that the notes kept
+// are always those of the first chunks; the rest are walked.
 struct chunk_notes {
   const wait_op_base* first = nullptr;
   std::vector<wait_op_base*> ends;
+  bool complete = true;
 
   void start(const wait_op_base* op) noexcept {
     first = op;
     ends.clear();
+    complete = true;
   }
   void note_end(wait_op_base* op) noexcept {
+    if (!complete) return;
     try {
       ends.push_back(op);
     } catch (...) {
+      complete = false;
     }
   }
 };
@@ -928,23 +933,32 @@ namespace {
 /// where it noted their ends (on this thread, with no handler run since),
 /// not by walking the list again: by now the waits of a large burst are out
 /// of the cache, one miss each. A burst the notes are not about (its first
-/// wait is not theirs) is walked.
+/// wait is not theirs) is walked. The cutter takes the notes over, so that
+/// a collect on this thread while it posts (an executor that runs what is
+/// posted to it at once) cannot change them under it.
 class chunk_cutter {
  public:
-  explicit chunk_cutter(wait_list& burst) noexcept
-      : burst_(burst), noted_(!burst.empty() && chunk_ends.first == burst.front() ? chunk_ends.ends.size() : 0) {}
+  explicit chunk_cutter(wait_list& burst) noexcept : burst_(burst) {
+    if (!burst.empty() && chunk_ends.first == burst.front()) ends_.swap(chunk_ends.ends);
+    chunk_ends.start(nullptr);
+  }
   chunk_cutter(const chunk_cutter&) = delete;
   chunk_cutter& operator=(const chunk_cutter&) = delete;
-  ~chunk_cutter() { chunk_ends.start(nullptr); }
+  ~chunk_cutter() {
+    // The buffer goes back for the next burst (the larger one, if a nested
+    // collect grew one meanwhile): no allocation per burst.
+    ends_.clear();
+    if (ends_.capacity() > chunk_ends.ends.capacity()) ends_.swap(chunk_ends.ends);
+  }
 
   wait_list next() noexcept {
-    if (used_ < noted_) return burst_.split_through(chunk_ends.ends[used_++], share_grain);
+    if (used_ < ends_.size()) return burst_.split_through(ends_[used_++], share_grain);
     return burst_.take_front(share_grain);
   }
 
  private:
   wait_list& burst_;
-  const std::size_t noted_;
+  std::vector<wait_op_base*> ends_;
   std::size_t used_ = 0;
 };
 
