@@ -14,6 +14,7 @@
 #include "fault_support.hpp"
 
 #include <chronopool/async_sleep.hpp>
+#include <chronopool/detail/deadline_index.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
@@ -22,10 +23,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <thread>
+#include <vector>
 
 namespace asio = boost::asio;
 using chronopool::scheduled_thread_pool;
@@ -329,6 +333,43 @@ BOOST_AUTO_TEST_CASE(cancelling_a_pool_wait_whose_completion_cannot_be_allocated
     BOOST_TEST(t.cancel() == 1u);
   }
   BOOST_TEST(eventually([&] { return calls.load() == 1; }));
+}
+
+// A wheel slot moves onto the deadline index's run when it comes near, and
+// the run may have to grow for it (inside noexcept pops). When it cannot,
+// the slot stays whole in the wheel, after every node before it: its nodes
+// are late, never lost, early or out of order, and move once memory is back.
+BOOST_AUTO_TEST_CASE(a_wheel_slot_that_cannot_move_onto_the_run) {
+  namespace cpd = chronopool::detail;
+  struct bare_node : cpd::index_node {};
+  const int failed = sweep_allocations([](std::size_t n) {
+    cpd::deadline_index index;
+    const auto start = cpd::clock::now() + 20ms;
+    // Two slots of 150 (each run buffer small enough to come from operator new).
+    std::vector<bare_node> nodes(300);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const auto slot = i < 150 ? 0ms : 1ms;
+      nodes[i].set_deadline(start + slot + std::chrono::nanoseconds((i * 7919) % 1000));
+      nodes[i].set_sequence(i);
+      index.insert(&nodes[i]);
+    }
+    std::vector<const cpd::index_node*> out;
+    out.reserve(nodes.size());  // only the index allocates while armed
+    const step s = with_nth_allocation_failing(n, [&] {
+      while (cpd::index_node* node = index.pop_due(start + 3ms)) out.push_back(node);
+    });
+    BOOST_TEST(!s.threw);  // noexcept all the way
+    BOOST_TEST(index.check_invariants());
+    BOOST_TEST(out.size() + index.size() == nodes.size());
+    if (auto wake = index.wake_time(); wake && !out.empty()) BOOST_TEST((*wake >= out.back()->deadline()));
+    while (cpd::index_node* node = index.pop_first()) out.push_back(node);
+    BOOST_TEST(out.size() == nodes.size());
+    BOOST_TEST(std::is_sorted(out.begin(), out.end(), [](const cpd::index_node* a, const cpd::index_node* b) {
+      return runs_before(*a, *b);
+    }));
+    return s;
+  });
+  BOOST_TEST(failed >= 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

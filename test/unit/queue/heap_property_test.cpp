@@ -255,23 +255,27 @@ BOOST_AUTO_TEST_CASE(never_deadlines_mixed_with_finite_match_model) {
 }
 
 // Removing from every slot of heaps of every small size, including the last
-// slot and the root, keeps the heap and every task's index valid.
+// slot and the root, keeps the heap and every task's index valid. (The
+// first task goes on the run's end, the rest, each due before the last,
+// into the heap: a victim in every heap slot, then the run's.)
 BOOST_AUTO_TEST_CASE(remove_from_every_slot) {
   const time_point base = clock::now();
   for (std::size_t n = 1; n <= 33; ++n) {
     for (std::size_t victim = 0; victim < n; ++victim) {
-      BOOST_TEST_CONTEXT("n " << n << " victim slot " << victim) {
+      BOOST_TEST_CONTEXT("n " << n << " victim " << victim) {
         cpd::delayed_work_queue q;
         std::vector<cpd::task_ptr> tasks;
-        // Reverse-sorted deadlines with some ties give varied heap shapes.
+        // Reverse-sorted keys, some deadlines tied, give varied heap shapes
+        // (all due already: later ones would wait in the wheel).
         for (std::size_t i = 0; i < n; ++i) {
-          tasks.push_back(make_noop(base + std::chrono::milliseconds((n - i) / 2), i));
+          tasks.push_back(make_noop(base - std::chrono::milliseconds(1 + i / 2), n - i));
           BOOST_TEST_REQUIRE(q.offer(tasks.back()));
         }
         BOOST_TEST_REQUIRE(q.check_invariants());
-        cpd::task_base* in_slot = nullptr;
+        // Heap slots 0 to n - 2, then the run's one task.
+        cpd::task_base* in_slot = victim + 1 == n ? tasks[0].get() : nullptr;
         for (const auto& t : tasks)
-          if (t->heap_index == victim) in_slot = t.get();
+          if (victim + 1 < n && t->heap_index == victim) in_slot = t.get();
         BOOST_TEST_REQUIRE(in_slot != nullptr);
         BOOST_TEST_REQUIRE(q.remove(*in_slot));
         BOOST_TEST_REQUIRE(q.check_invariants());
