@@ -800,7 +800,15 @@ wait_list timer_shard::take_batch() noexcept {
 }
 
 void timer_shard::claim(wait_list& list) noexcept {
+  // A posted chunk's waits and their timers are out of the cache by now,
+  // one miss each: taken before the lock, so that the locked section below
+  // finds them in the cache instead of holding the lock through the misses.
+  // (A timer another thread moves meanwhile is only a wasted prefetch.)
+  list.for_each([](const wait_op_base& op) {
+    if (op.state.load(std::memory_order_relaxed) == wait_state::fired) __builtin_prefetch(op.peek_fired_timer(), 1);
+  });
   std::lock_guard lock(mutex_);
+
   claim_locked(list);
   // Every list post_list() posts is claimed here once: run, destroyed unrun,
   // or handed back.

@@ -160,12 +160,21 @@ class wait_op_base : public index_node {
   /// quadratic. Kept in the word of the index slot, which a wait out of the
   /// index does not use (an erase() given it finds no such slot and refuses).
   /// Valid while the wait is fired and linked: move_timer re-points it.
-  void set_fired_timer(timer_impl* t) noexcept { heap_index = reinterpret_cast<std::size_t>(t); }
-  /// The timer set_fired_timer() recorded, left recorded.
-  const timer_impl* peek_fired_timer() const noexcept { return reinterpret_cast<const timer_impl*>(heap_index); }
+  /// Atomic (relaxed) while the wait is fired: a delivery peeks at it
+  /// without the lock to prefetch the timer, while move_timer may re-point it.
+  void set_fired_timer(timer_impl* t) noexcept {
+    std::atomic_ref(heap_index).store(reinterpret_cast<std::size_t>(t), std::memory_order_relaxed);
+  }
+  /// The timer set_fired_timer() recorded, left recorded. Without the lock
+  /// (a hint to prefetch, never dereferenced) it may be out of date.
+  const timer_impl* peek_fired_timer() const noexcept {
+    return reinterpret_cast<const timer_impl*>(
+        std::atomic_ref(const_cast<std::size_t&>(heap_index)).load(std::memory_order_relaxed));
+  }
   /// The timer set_fired_timer() recorded; the slot's word is "not queued" again.
   timer_impl* take_fired_timer() noexcept {
-    return reinterpret_cast<timer_impl*>(std::exchange(heap_index, index_node::not_queued));
+    return reinterpret_cast<timer_impl*>(
+        std::atomic_ref(heap_index).exchange(index_node::not_queued, std::memory_order_relaxed));
   }
 
   /// The next in the list it is in: the shard's inbox before it is
