@@ -1008,12 +1008,22 @@ void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
 // ---- waking up ---------------------------------------------------------------------------
 
 void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
-  // Publish, then drain: a wait pushed after the drain sees the new gate.
-  // What the drain brings in may move the wake-up earlier: again.
-  do {
+  // Publish, then drain: a wait pushed after the drain's exchange reads the
+  // gate published before it (and takes the lock itself when it is due
+  // earlier). What the drain brings in may move the wake-up earlier: arm and
+  // publish again, and drain again while that changes the gate. Once the
+  // gate stands, the last drain came after its publication and nothing is
+  // left that relies on an older one. Draining until the inbox stayed empty
+  // instead kept the lock holder draining for milliseconds behind a thread
+  // arming timers at full speed, which pushes as fast as a drain takes.
+  arm_wakeup_locked(later, best_effort);
+  publish_gate_locked();
+  while (drain_inbox_locked(later)) {
+    const std::int64_t published = gate_.load(std::memory_order_relaxed);
     arm_wakeup_locked(later, best_effort);
     publish_gate_locked();
-  } while (drain_inbox_locked(later));
+    if (gate_.load(std::memory_order_relaxed) == published) return;
+  }
 }
 
 void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
