@@ -94,6 +94,7 @@ class delivery {
     if (batch_) {
       list_ = shard_->take_batch();
     } else if (!claimed_) {
+      if (auto* stall = testing::before_claim.load(std::memory_order_relaxed)) stall();
       shard_->claim(list_);  // a cancel that came meanwhile made some of them aborts
     }
     shard_->deliver(list_);
@@ -850,6 +851,7 @@ void timer_shard::post_list(wait_list list) noexcept {
   handback_slot back;
   bool threw = false;
   posted_unclaimed_.fetch_add(1, std::memory_order_relaxed);  // before anyone can claim it
+  posted_total_.fetch_add(1, std::memory_order_relaxed);
   {
     const posting_scope scope(&back);
     try {
@@ -1218,6 +1220,26 @@ bool timer_shard::on_native_expiry(std::uint64_t generation, bool native, bool a
     deliver_fired(std::move(fired), true);
   }
   return true;
+}
+
+void timer_shard::serve_due() {
+  if (const std::size_t unclaimed = posted_unclaimed_.load(std::memory_order_relaxed); unclaimed != 0) {
+    const std::uint64_t posted = posted_total_.load(std::memory_order_relaxed);
+    if (posted != held_back_posted_ || unclaimed != held_back_unclaimed_) {
+      // Something was posted or claimed since the last turn looked: the
+      // lists may be queued ahead of this turn's successor. Hold back.
+      held_back_posted_ = posted;
+      held_back_unclaimed_ = unclaimed;
+      return;
+    }
+    // A whole turn of the context's queue went by and not one of them was
+    // posted or claimed: on a one-thread context they ran before this turn,
+    // so another thread has taken them and is not getting to its claim (on
+    // a 2-core machine, descheduled while this poll spun for milliseconds).
+    // Waits on different threads are not ordered: serve.
+  }
+  held_back_unclaimed_ = 0;  // so that the next hold-back records afresh
+  on_native_expiry(generation_.load(std::memory_order_relaxed), false);
 }
 
 void timer_shard::settle_here_locked(wait_list& fired, after_unlock& later) noexcept {

@@ -79,6 +79,14 @@ class timer_service;
 
 namespace chronopool::detail {
 
+namespace testing {
+/// When set, a posted delivery calls it on its thread just before it claims
+/// its waits: a test stalls a thread there, as a scheduler that preempts it
+/// at that moment would. One relaxed load per delivered chunk otherwise.
+inline std::atomic<void (*)()> before_claim{nullptr};
+}  // namespace testing
+
+
 class pool_core;
 class shard_wakeup;
 struct native_wakeup;
@@ -152,11 +160,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// queued before them (every other wake-up queued before them is a stale
   /// generation by then), and waits due since must not overtake them: a
   /// one-thread context completes in expiry order. Its next turn, queued
-  /// behind them, looks again.
-  void serve_due() {
-    if (posted_unclaimed_.load(std::memory_order_relaxed) != 0) return;
-    on_native_expiry(generation_.load(std::memory_order_relaxed), false);
-  }
+  /// behind them, looks again; when that turn finds the same lists still
+  /// unclaimed, another thread of the context holds them, and it serves.
+  void serve_due();
 
   // ---- for the pool wake-up task and the delivery functions -----------------
   void on_wakeup(shard_wakeup& w);
@@ -288,6 +294,12 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   // Lists of fired waits posted to the context and not claimed yet. Counted
   // up before the post, outside the lock; down in claim(), under it.
   std::atomic<std::size_t> posted_unclaimed_{0};
+  // Lists ever posted (counted with posted_unclaimed_), and what the poll's
+  // last turn that held back for unclaimed lists saw of both (see
+  // serve_due). Only the poll, one turn at a time, uses the second pair.
+  std::atomic<std::uint64_t> posted_total_{0};
+  std::uint64_t held_back_posted_ = 0;
+  std::size_t held_back_unclaimed_ = 0;
   std::condition_variable_any deliveries_done_;
 
   // Native driving.

@@ -1,6 +1,7 @@
 // chronopool::steady_timer beyond Asio's API: the three ways of driving it
 // (io_context, scheduled_thread_pool, use_pool), context shutdown, the
 // timer service's bookkeeping, cross-thread cancel, and saturating expiries.
+#include <chronopool/detail/timer_shard.hpp>  // testing::before_claim
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/timer_service.hpp>
@@ -1174,6 +1175,67 @@ BOOST_AUTO_TEST_CASE(a_poll_does_not_overtake_fired_waits_posted_ahead_of_it) {
   for (std::size_t k = 0; k < order.size(); ++k)
     if (order[k] != k) ++out_of_order;
   BOOST_TEST(out_of_order == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_poll_serves_past_fired_waits_another_thread_took_and_has_not_claimed) {
+  // Two io threads. A burst of past-due waits: the collecting thread runs
+  // the first 16 and posts the rest in chunks. The first thread to take a
+  // posted chunk stalls just before claiming it (a test hook standing for a
+  // scheduler that preempted it there). A later wait, polled for, comes due
+  // meanwhile: the other thread's poll holds back once (the chunk might be
+  // queued ahead of it on a one-thread context), then sees the same chunk
+  // still unclaimed a whole turn later and must serve the later wait; its
+  // handler ends the stall. Holding back until the claim would leave the
+  // later wait until the stall timed out (seconds).
+  constexpr std::size_t burst = 40;
+  asio::io_context io;
+  chronopool::set_poll_window(io, 1ms);
+  static std::mutex m;
+  static std::condition_variable cv;
+  static bool stalled = false, released = false, timed_out = false;
+  static std::atomic<bool> used{false};
+  stalled = released = timed_out = false;
+  used = false;
+  struct hook_reset {
+    ~hook_reset() { chronopool::detail::testing::before_claim.store(nullptr); }
+  } reset;
+  chronopool::detail::testing::before_claim.store(+[] {
+    if (used.exchange(true)) return;  // only the first chunk stalls
+    std::unique_lock lock(m);
+    stalled = true;
+    cv.notify_all();
+    timed_out = !cv.wait_for(lock, 5s, [] { return released; });
+    released = true;  // a later wait that completes after this did not end the stall
+  });
+  const auto start = steady::now();
+  std::vector<std::unique_ptr<timer>> timers;
+  std::atomic<int> failures{0};
+  std::atomic<std::size_t> fired{0};
+  for (std::size_t i = 0; i < burst; ++i) {
+    auto& t = timers.emplace_back(std::make_unique<timer>(io, start - 1ms));
+    t->async_wait([&](const error_code& ec) {
+      if (ec) ++failures;
+      ++fired;
+    });
+  }
+  timer later(io, start + 20ms);
+  bool stalled_when_later_ran = false;
+  later.async_wait([&](const error_code& ec) {
+    if (ec) ++failures;
+    std::lock_guard lock(m);
+    stalled_when_later_ran = stalled && !released;
+    released = true;
+    cv.notify_all();
+  });
+  std::thread other([&] { io.run_for(long_wait); });
+  io.run_for(long_wait);
+  other.join();
+  BOOST_TEST(io.stopped());
+  BOOST_TEST(failures == 0);
+  BOOST_TEST(fired == burst);
+  BOOST_TEST(stalled);
+  BOOST_TEST(!timed_out);
+  BOOST_TEST(stalled_when_later_ran);
 }
 
 BOOST_AUTO_TEST_CASE(a_polled_wait_cancelled_completes_aborted_and_the_poll_ends) {
