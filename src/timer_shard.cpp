@@ -684,6 +684,10 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
 }
 
 void timer_shard::publish_gate_locked() noexcept {
+  // Until a pending re-arm (see arm_wakeup_locked), the gate stays at the
+  // time that was armed and has passed: a wait pushed meanwhile is drained
+  // by that re-arm, which publishes and then drains.
+  if (rearm_pending_ != 0 && !shutting_down_) return;
   std::int64_t gate = gate_closed;
   if (!shutting_down_ && held_ != 0) {
     if (pool_ && wakeup_) gate = wakeup_at_.time_since_epoch().count();
@@ -809,7 +813,6 @@ void timer_shard::claim(wait_list& list) noexcept {
     if (op.state.load(std::memory_order_relaxed) == wait_state::fired) __builtin_prefetch(op.peek_fired_timer(), 1);
   });
   std::lock_guard lock(mutex_);
-
   claim_locked(list);
   // Every list post_list() posts is claimed here once: run, destroyed unrun,
   // or handed back.
@@ -991,6 +994,7 @@ void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
       // Armed only now, after the chunks above were posted: a wake-up posted
       // for waits due meanwhile queues behind them, so a one-thread context
       // completes every wait in deadline order.
+      --rearm_pending_;
       rewake_locked(later, true);
     }
     later.run_best_effort();
@@ -1030,6 +1034,14 @@ void timer_shard::rewake_locked(after_unlock& later, bool best_effort) {
 
 void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
   if (shutting_down_) return;
+  // A delivery that collected is still posting its chunks, and re-arms
+  // after them. Arming here (a submitting thread draining the inbox, a
+  // cancel) would post a collect or queue a pool task ahead of its chunks,
+  // and from a thread outside the context it meant taking the context's
+  // queue lock while holding ours: a submitter that slept on that lock was
+  // woken onto the io thread's core and held it off for a scheduler slice
+  // (milliseconds, the other core idle).
+  if (rearm_pending_ != 0) return;
   try {
     const auto wake = index_.wake_time();
     if (pool_) {
@@ -1212,6 +1224,7 @@ bool timer_shard::on_native_expiry(std::uint64_t generation, bool native, bool a
       here_only = true;
     } else {
       ++in_flight_;  // deliver_fired re-arms
+      ++rearm_pending_;
     }
   }
   if (here_only) {
@@ -1284,6 +1297,7 @@ void timer_shard::on_wakeup(shard_wakeup& w) {
         here_only = true;
       } else {
         ++in_flight_;  // deliver_fired re-arms
+        ++rearm_pending_;
       }
     }
     later.run_best_effort();

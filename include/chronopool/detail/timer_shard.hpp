@@ -86,7 +86,6 @@ namespace testing {
 inline std::atomic<void (*)()> before_claim{nullptr};
 }  // namespace testing
 
-
 class pool_core;
 class shard_wakeup;
 struct native_wakeup;
@@ -291,6 +290,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::optional<boost::asio::any_io_executor> context_ex_;
   bool shutting_down_ = false;
   std::size_t in_flight_ = 0;  // deliveries under way outside the lock
+  // Of those, the ones that have not re-armed yet (deliver_fired re-arms
+  // once it has posted its chunks). Until then nobody else arms and the
+  // gate stays where it was: see arm_wakeup_locked().
+  std::size_t rearm_pending_ = 0;
   // Lists of fired waits posted to the context and not claimed yet. Counted
   // up before the post, outside the lock; down in claim(), under it.
   std::atomic<std::size_t> posted_unclaimed_{0};
