@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,10 @@ constexpr std::size_t share_grain = 16;
 // on a 2-vCPU VM (1.5-5.5 ms with 8; the fourteenth round of
 // docs/performance.md).
 constexpr std::uint32_t inbox_drain_batch = 8;
+
+// Waits the inbox may hold while its lock is busy before a starting thread
+// stops pushing and yields until it can drain them itself.
+constexpr std::uint32_t inbox_high_water = 256;
 
 // What a delivery function destroyed unrun hands back to the thread posting
 // it, so that a failed post can still deliver its waits (see post_list).
@@ -440,8 +445,13 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   if (gate != gate_closed && due >= gate) {
     // The armed wake-up (or a drain before it) takes it. A long inbox is
     // drained here if the lock is free; else its holder drains it.
-    if (inbox_count_.fetch_add(1, std::memory_order_relaxed) + 1 >= inbox_drain_batch) {
-      if (std::unique_lock lock(mutex_, std::try_to_lock); lock.owns_lock()) drain_and_rewake(std::move(lock));
+    const std::uint32_t count = inbox_count_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (count >= inbox_drain_batch) {
+      if (std::unique_lock lock(mutex_, std::try_to_lock); lock.owns_lock()) {
+        drain_and_rewake(std::move(lock));
+      } else if (count >= inbox_high_water) {
+        yield_until_drained();
+      }
     }
     return true;
   }
@@ -449,6 +459,13 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   // and its drain may have come before our push: see to it under the lock.
   drain_and_rewake(std::unique_lock(mutex_));
   return true;
+}
+
+void timer_shard::yield_until_drained() noexcept {
+  while (inbox_count_.load(std::memory_order_relaxed) >= inbox_high_water) {
+    if (std::unique_lock lock(mutex_, std::try_to_lock); lock.owns_lock()) return drain_and_rewake(std::move(lock));
+    std::this_thread::yield();
+  }
 }
 
 void timer_shard::drain_and_rewake(std::unique_lock<adaptive_mutex> lock) noexcept {

@@ -40,6 +40,8 @@
 // When nothing locks the shard for a while (waits armed far ahead and
 // nothing firing), every 8th push tries the lock and drains, so that no
 // later locked section (a fire among them) inherits more than a short drain.
+// When the lock stays busy (its holder preempted) and the inbox passes 256,
+// the starting thread stops and yields until it can drain them itself.
 //
 // A timer may be used from several threads at once, so a wait is linked to
 // its timer only under the lock. Until then a bit in the timer's home word
@@ -203,6 +205,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// that leaves for after the unlock: the unlocked start's way of seeing to
   /// the shard.
   void drain_and_rewake(std::unique_lock<adaptive_mutex> lock) noexcept;
+  /// An unlocked start found the inbox past its high water and the lock
+  /// busy: yields the CPU (to the lock's holder, if it was preempted on
+  /// this core) until it can drain, or someone else has.
+  void yield_until_drained() noexcept;
   /// Moves the waits started without the lock into the index (in a shutdown,
   /// into @p later's list of waits dropped uncalled); whether there were any.
   bool drain_inbox_locked(after_unlock& later) noexcept;
