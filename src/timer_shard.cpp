@@ -821,14 +821,24 @@ wait_list timer_shard::take_batch() noexcept {
   return list;
 }
 
-void timer_shard::claim(wait_list& list) noexcept {
-  // A posted chunk's waits and their timers are out of the cache by now,
-  // one miss each: taken before the lock, so that the locked section below
-  // finds them in the cache instead of holding the lock through the misses.
-  // (A timer another thread moves meanwhile is only a wasted prefetch.)
+namespace {
+
+/// Brings a list's fired waits and their timers into the cache before they
+/// are claimed: each is a miss (the timers lie wherever their owners keep
+/// them), and the unlinks would otherwise wait for them one after another.
+/// Done before the lock where the caller can: the locked section then finds
+/// them in the cache instead of holding the lock through the misses. (A
+/// timer another thread moves meanwhile is only a wasted prefetch.)
+void prefetch_fired_timers(wait_list& list) noexcept {
   list.for_each([](const wait_op_base& op) {
     if (op.state.load(std::memory_order_relaxed) == wait_state::fired) __builtin_prefetch(op.peek_fired_timer(), 1);
   });
+}
+
+}  // namespace
+
+void timer_shard::claim(wait_list& list) noexcept {
+  prefetch_fired_timers(list);  // a posted chunk's waits are out of the cache by now
   std::lock_guard lock(mutex_);
   claim_locked(list);
   // Every list post_list() posts is claimed here once: run, destroyed unrun,
@@ -837,12 +847,6 @@ void timer_shard::claim(wait_list& list) noexcept {
 }
 
 void timer_shard::claim_locked(wait_list& list) noexcept {
-  // The timers first, all at once: each is a cache miss (the objects lie
-  // wherever their owners keep them), and the unlinks below would otherwise
-  // wait for them one after another.
-  list.for_each([](const wait_op_base& op) {
-    if (op.state.load(std::memory_order_relaxed) == wait_state::fired) __builtin_prefetch(op.peek_fired_timer(), 1);
-  });
   list.for_each([this](wait_op_base& op) {
     // Unlinked from its timer here, not when it fired: until now cancel()
     // could still make it an abort.
@@ -1002,6 +1006,7 @@ void timer_shard::deliver_fired(wait_list fired, bool on_context_thread) {
     if (on_context_thread) here = cut.next();
     while (!fired.empty()) post_list(cut.next());
   }
+  prefetch_fired_timers(here);
   {
     after_unlock later(*this);
     {
@@ -1278,6 +1283,7 @@ void timer_shard::settle_here_locked(wait_list& fired, after_unlock& later) noex
   // holds: nothing is posted before the re-arm). At a wake-up every few
   // microseconds, the locks per wake-up are what the submitting threads
   // wait for.
+  prefetch_fired_timers(fired);
   claim_locked(fired);
   release_locked(fired.size(), later);
   rewake_locked(later, true);

@@ -234,6 +234,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// waits after @p op. Returns the timer when waits are left in its list
   /// (so it cannot go away while the lock is held), else null.
   timer_impl* unlink_locked(wait_op_base& op, timer_impl* timer = nullptr) noexcept;
+  /// Unlinks @p list's fired waits from their timers (see claim()); the
+  /// caller has fetched the timers into the cache (prefetch_fired_timers).
   void claim_locked(wait_list& list) noexcept;
   /// The shard lets go of @p n waits (delivered or dropped).
   void release_locked(std::size_t n, after_unlock& later) noexcept;
