@@ -135,6 +135,12 @@ void deadline_index::settle_run() noexcept {
   while (run_[run_pos_].node == nullptr) ++run_pos_;  // a live entry is left
 }
 
+void deadline_index::renumber_run(std::size_t origin) noexcept {
+  run_origin_ = origin;
+  for (std::size_t p = run_pos_; p < run_.size(); ++p)
+    if (index_node* const n = run_[p].node) n->heap_index = run_tag | (origin + p);
+}
+
 bool deadline_index::run_append_slot(std::size_t s) noexcept {
   auto& slot = wheel_[s];
   const std::size_t k = slot.size();
@@ -146,6 +152,7 @@ bool deadline_index::run_append_slot(std::size_t s) noexcept {
     run_.truncate(live);
     run_origin_ += run_pos_;
     run_pos_ = 0;
+    if (run_origin_ >= run_renumber_at) renumber_run(0);
   }
   if (run_.size() + k > run_.capacity()) {
     try {

@@ -290,6 +290,9 @@ class deadline_index {
   std::size_t heap_size() const noexcept { return heap_.size() + run_count_; }
   /// Testing aid: nodes in the wheel.
   std::size_t wheel_size() const noexcept { return wheel_count_; }
+  /// Testing aid: gives the run's entries ids from @p origin on, as if that
+  /// many nodes had passed through a run that never emptied.
+  void testing_set_run_origin(std::size_t origin) noexcept { renumber_run(origin); }
 
  private:
   static constexpr std::size_t arity = 4;
@@ -306,6 +309,11 @@ class deadline_index {
   // plus run_origin_), below 2^58. Checked after the tags above: a wheel
   // slot's bits reach this one.
   static constexpr std::size_t run_tag = std::size_t{1} << (sizeof(std::size_t) * 8 - 6);
+  // The ids start over from 0 when the run is compacted with its origin
+  // past this: a run that never empties (a busy server's timeouts) would
+  // otherwise reach run_tag after 2^58 nodes (centuries at ten million a
+  // second), and its nodes' ids would read as wheel slots.
+  static constexpr std::size_t run_renumber_at = run_tag / 2;
   static constexpr unsigned bucket_shift = 48;
   static constexpr std::size_t position_mask = (std::size_t{1} << bucket_shift) - 1;
   static constexpr std::size_t buckets = 64;
@@ -440,6 +448,8 @@ class deadline_index {
   void refill_near() noexcept {
     if (near_empty() && wheel_count_ != 0) wheel_take_first();
   }
+  /// Gives the run's live entries ids from @p origin on (their heap_index).
+  void renumber_run(std::size_t origin) noexcept;
   /// Appends wheel slot @p s, sorted, to the run. False when memory ran out.
   bool run_append_slot(std::size_t s) noexcept;
 

@@ -133,6 +133,53 @@ BOOST_AUTO_TEST_CASE(erasing_from_the_wheel_the_run_and_the_heap_keeps_the_order
   BOOST_TEST(index.check_invariants());
 }
 
+BOOST_AUTO_TEST_CASE(a_run_that_never_empties_keeps_its_ids_below_their_tag) {
+  // Nodes go through the run in slots while it never empties, as a busy
+  // server's timeouts would for centuries; its origin starts just short of
+  // where ids would run into their tag (2^58). Every node can still be
+  // erased wherever it is, and the rest pop in exact order.
+  cpd::deadline_index index;
+  const time_point start = clock::now() + 5ms;
+  std::vector<bare_node> nodes(40'000);
+  std::uint64_t sequence = 0;
+  auto arm_at = [&](bare_node& n, time_point d) {
+    n.set_deadline(d);
+    n.set_sequence(sequence++);
+    index.insert(&n);
+  };
+  // Two nodes per 2 us over 40 ms: every slot has some, so the run never empties.
+  for (std::size_t i = 0; i < nodes.size(); ++i) arm_at(nodes[i], start + std::chrono::microseconds(i));
+  BOOST_TEST_REQUIRE(index.pop_due(start) == &nodes[0]);  // the first slot is on the run
+  index.testing_set_run_origin((std::size_t{1} << 58) - 5'000);
+  BOOST_TEST_REQUIRE(index.check_invariants());
+
+  std::mt19937_64 rng(17);
+  std::vector<char> gone(nodes.size(), 0);
+  gone[0] = 1;
+  std::vector<const cpd::index_node*> out;
+  std::size_t erased = 0, wrong_erase = 0, step = 0;
+  for (time_point now = start; now < start + 45ms; now += 50us, ++step) {
+    for (int k = 0; k < 3; ++k) {
+      const std::size_t i = rng() % nodes.size();
+      if (gone[i]) continue;
+      if (!index.erase(nodes[i])) ++wrong_erase;
+      gone[i] = 1;
+      ++erased;
+    }
+    while (cpd::index_node* n = index.pop_due(now)) {
+      BOOST_TEST_REQUIRE(!gone[index_of(nodes, n)]);
+      gone[index_of(nodes, n)] = 1;
+      out.push_back(n);
+    }
+    if (step % 20 == 0) BOOST_TEST_REQUIRE(index.check_invariants());
+  }
+  BOOST_TEST(wrong_erase == 0u);
+  BOOST_TEST(erased > 1'000u);
+  BOOST_TEST(out.size() + erased + 1 == nodes.size());
+  BOOST_TEST(in_exact_order(out));
+  BOOST_TEST(index.empty());
+}
+
 BOOST_AUTO_TEST_CASE(the_first_node_is_known_while_the_near_front_is_empty) {
   // One node 300 ms out (in the wheel), one 5 s out (in the tier): the wake
   // time and the first deadline are the wheel node's; popping it first
