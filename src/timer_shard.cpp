@@ -42,6 +42,15 @@ constexpr std::uint32_t inbox_drain_batch = 8;
 // stops pushing and yields until it can drain them itself.
 constexpr std::uint32_t inbox_high_water = 256;
 
+// How long past the time a shard left to the poll may go before a thread
+// that re-arms the shard (a submitter's drain) posts a collect for it. The
+// poll serves a passed gate within a turn (microseconds); when it has not
+// for this long, the thread running it is not getting to it, and on a
+// machine with fewer cores than busy threads the context's other threads
+// sleep meanwhile, nothing queued for them: the poll is one function, held
+// by the stalled thread. The posted collect wakes one of them.
+constexpr std::chrono::microseconds poll_stall{200};
+
 // What a delivery function destroyed unrun hands back to the thread posting
 // it, so that a failed post can still deliver its waits (see post_list).
 struct handback_slot {
@@ -1113,7 +1122,10 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
       generation_.fetch_add(1, std::memory_order_relaxed);  // a posted wake-up on its way finds nothing to do
       return;
     }
-    if (armed_ && armed_at_ <= *wake) return;
+    if (armed_ && armed_at_ <= *wake) {
+      if (armed_on_poll_) rescue_stalled_poll_locked();
+      return;
+    }
     arm_native_locked(*wake);
   } catch (...) {
     // Out of memory: the waits stay queued, and the next wait arms again.
@@ -1162,6 +1174,7 @@ void timer_shard::arm_native_locked(time_point t) {
   });
   native_waiting_ = true;
   armed_ = true;
+  armed_on_poll_ = false;
   armed_at_ = t;
 }
 
@@ -1181,7 +1194,17 @@ void timer_shard::poll_native_locked(time_point t) {
     }
   }
   armed_ = true;
+  armed_on_poll_ = true;
   armed_at_ = t;
+}
+
+void timer_shard::rescue_stalled_poll_locked() {
+  if (armed_at_ == rescued_at_) return;  // one collect per passed gate
+  if (armed_at_ >= clock::now() - poll_stall) return;
+  rescued_at_ = armed_at_;
+  // The poll, once it runs again, serves the shard too (the gate stays
+  // where it is): the collects take the lock in turn.
+  post_collect_locked(armed_at_);
 }
 
 void timer_shard::repost_poll(const native_poll& p) { defer_on(*context_ex_, p); }
@@ -1192,6 +1215,7 @@ void timer_shard::post_collect_locked(time_point t) {
   // Posted, never run here: we hold the lock.
   complete_on(*context_ex_, [this, generation] { on_native_expiry(generation, false); }, false);
   armed_ = true;
+  armed_on_poll_ = false;
   armed_at_ = t;
 }
 
@@ -1217,6 +1241,7 @@ void timer_shard::post_held_collect_locked(time_point t) {
     complete_on(*context_ex_, std::move(h), false);
   }
   armed_ = true;
+  armed_on_poll_ = false;
   armed_at_ = t;
 }
 

@@ -256,6 +256,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Native mode, @p t nearer than arming the native timer costs: left to
   /// the service's poll (started if none runs), which collects at @p t.
   void poll_native_locked(time_point t);
+  /// Left to the poll for a time long passed (see poll_stall): posts one
+  /// collect for it, which wakes another thread of the context.
+  void rescue_stalled_poll_locked();
   /// Queues @p p on the context behind its other work, as a continuation.
   void repost_poll(const native_poll& p);
   /// After use_pool, how long before a deadline its waits are handed to the
@@ -318,6 +321,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool native_waiting_ = false;  // the native timer may have a wait pending
   bool armed_ = false;           // a wake-up (native or posted) is on its way, for armed_at_
   time_point armed_at_{};
+  bool armed_on_poll_ = false;   // that wake-up is the poll's (poll_native_locked)
+  time_point rescued_at_{time_point::min()};  // the poll's stalled time a collect was posted for
   // Tells stale native expiries from the current one. Changed under the
   // lock; atomic so that the poll reads it without the lock, on a cache line
   // of its own, away from the fields submitting threads write.
