@@ -1173,9 +1173,7 @@ void timer_shard::arm_native_locked(time_point t) {
     if (ec != boost::asio::error::operation_aborted) on_native_expiry(generation, true);
   });
   native_waiting_ = true;
-  armed_ = true;
-  armed_on_poll_ = false;
-  armed_at_ = t;
+  mark_armed_locked(t, false);
 }
 
 void timer_shard::poll_native_locked(time_point t) {
@@ -1193,9 +1191,7 @@ void timer_shard::poll_native_locked(time_point t) {
       throw;
     }
   }
-  armed_ = true;
-  armed_on_poll_ = true;
-  armed_at_ = t;
+  mark_armed_locked(t, true);
 }
 
 void timer_shard::rescue_stalled_poll_locked() {
@@ -1214,9 +1210,7 @@ void timer_shard::post_collect_locked(time_point t) {
   const std::uint64_t generation = generation_.fetch_add(1, std::memory_order_relaxed) + 1;
   // Posted, never run here: we hold the lock.
   complete_on(*context_ex_, [this, generation] { on_native_expiry(generation, false); }, false);
-  armed_ = true;
-  armed_on_poll_ = false;
-  armed_at_ = t;
+  mark_armed_locked(t, false);
 }
 
 duration timer_shard::handoff_lead() const noexcept {
@@ -1240,9 +1234,7 @@ void timer_shard::post_held_collect_locked(time_point t) {
     h.posted = clock::now();
     complete_on(*context_ex_, std::move(h), false);
   }
-  armed_ = true;
-  armed_on_poll_ = false;
-  armed_at_ = t;
+  mark_armed_locked(t, false);
 }
 
 bool timer_shard::on_native_expiry(std::uint64_t generation, bool native, bool after_handed_on) {

@@ -256,6 +256,13 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Native mode, @p t nearer than arming the native timer costs: left to
   /// the service's poll (started if none runs), which collects at @p t.
   void poll_native_locked(time_point t);
+  /// A wake-up for @p t is on its way: the poll's (@p on_poll) or a native
+  /// timer's or posted function's.
+  void mark_armed_locked(time_point t, bool on_poll) noexcept {
+    armed_ = true;
+    armed_on_poll_ = on_poll;
+    armed_at_ = t;
+  }
   /// Left to the poll for a time long passed (see poll_stall): posts one
   /// collect for it, which wakes another thread of the context.
   void rescue_stalled_poll_locked();
