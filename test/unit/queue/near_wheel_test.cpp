@@ -135,22 +135,26 @@ BOOST_AUTO_TEST_CASE(erasing_from_the_wheel_the_run_and_the_heap_keeps_the_order
 
 BOOST_AUTO_TEST_CASE(a_run_that_never_empties_keeps_its_ids_below_their_tag) {
   // Nodes go through the run in slots while it never empties, as a busy
-  // server's timeouts would for centuries; its origin starts just short of
-  // where ids would run into their tag (2^58). Every node can still be
-  // erased wherever it is, and the rest pop in exact order.
+  // server's timeouts would for centuries; its origin starts 20,000 ids short
+  // of where ids would run into their tag (2^58), more than the run holds
+  // between two compactions (a few slots of ~1,000) and fewer than pass
+  // through it. Every node can still be erased wherever it is, and the rest
+  // pop in exact order.
   cpd::deadline_index index;
-  const time_point start = clock::now() + 5ms;
-  std::vector<bare_node> nodes(40'000);
+  // Well ahead of the clock however slow the build: all in the wheel, so
+  // the run holds only the slots the pops bring in.
+  const time_point start = clock::now() + 200ms;
+  std::vector<bare_node> nodes(60'000);
   std::uint64_t sequence = 0;
   auto arm_at = [&](bare_node& n, time_point d) {
     n.set_deadline(d);
     n.set_sequence(sequence++);
     index.insert(&n);
   };
-  // Two nodes per 2 us over 40 ms: every slot has some, so the run never empties.
+  // One node a microsecond over 60 ms: every slot has some, so the run never empties.
   for (std::size_t i = 0; i < nodes.size(); ++i) arm_at(nodes[i], start + std::chrono::microseconds(i));
   BOOST_TEST_REQUIRE(index.pop_due(start) == &nodes[0]);  // the first slot is on the run
-  index.testing_set_run_origin((std::size_t{1} << 58) - 5'000);
+  index.testing_set_run_origin((std::size_t{1} << 58) - 20'000);
   BOOST_TEST_REQUIRE(index.check_invariants());
 
   std::mt19937_64 rng(17);
@@ -158,7 +162,7 @@ BOOST_AUTO_TEST_CASE(a_run_that_never_empties_keeps_its_ids_below_their_tag) {
   gone[0] = 1;
   std::vector<const cpd::index_node*> out;
   std::size_t erased = 0, wrong_erase = 0, step = 0;
-  for (time_point now = start; now < start + 45ms; now += 50us, ++step) {
+  for (time_point now = start; now < start + 65ms; now += 50us, ++step) {
     for (int k = 0; k < 3; ++k) {
       const std::size_t i = rng() % nodes.size();
       if (gone[i]) continue;
