@@ -41,7 +41,28 @@ delayed_work_queue::~delayed_work_queue() {
     e.node->heap_index = task_base::not_queued;
     intrusive_release(task_of(e.node));
   }
+  absorb_posted_locked();
   while (!functions_.empty()) functions_.pop_front()->destroy();
+}
+
+void delayed_work_queue::absorb_posted_locked() const noexcept {
+  // Sequentially consistent (a plain load on x86): a push that came before a
+  // mode change (see offer_function) is seen by whoever saw the change.
+  if (posted_.load(std::memory_order_seq_cst) == nullptr) return;
+  // Acquire (in seq_cst): the posters' writes into the functions.
+  queued_function* newest = posted_.exchange(nullptr, std::memory_order_seq_cst);
+  queued_function* oldest = nullptr;
+  while (newest != nullptr) {
+    queued_function* const older = newest->next;
+    newest->next = oldest;
+    oldest = std::exchange(newest, older);
+  }
+  while (oldest != nullptr) {
+    queued_function* const f = oldest;
+    oldest = f->next;
+    f->next = nullptr;
+    functions_.push_back(f);
+  }
 }
 
 void delayed_work_queue::drop_empty_front() noexcept {
@@ -100,16 +121,48 @@ bool delayed_work_queue::offer_now(task_ptr t) {
 #endif
 
 bool delayed_work_queue::offer_function(queued_function* f) noexcept {
+  if (open_.load(std::memory_order_seq_cst)) {
+    queued_function* head = posted_.load(std::memory_order_relaxed);
+    do {
+      f->next = head;
+    } while (!posted_.compare_exchange_weak(head, f, std::memory_order_seq_cst, std::memory_order_relaxed));
+    // Still open after the push: the push came before any mode change, so
+    // whoever acts on that change (a draining taker, drain_functions) takes
+    // it in first.
+    if (open_.load(std::memory_order_seq_cst)) {
+      // Only a sleeping or spinning taker needs the signal; a busy one finds
+      // the function on its way (see idle_).
+      if (idle_.load(std::memory_order_seq_cst) != 0) {
+        std::lock_guard lock(mutex_);
+        if (sleeping_ != 0 || anyone_spinning()) wake_one();
+      }
+      return true;
+    }
+    return settle_posted_function(f);
+  }
   std::lock_guard lock(mutex_);
   if (mode_ == mode::closed) return false;
+  absorb_posted_locked();  // pushed before the mode changed: they go first
   functions_.push_back(f);
   // Only a sleeping taker needs the signal; a busy one finds it on its way.
   if (sleeping_ != 0 || anyone_spinning()) wake_one();
   return true;
 }
 
+bool delayed_work_queue::settle_posted_function(queued_function* f) noexcept {
+  // The mode changed around the push: from here on as the locked offer. The
+  // function is in the lane now, or whoever took the stack has it (a taker,
+  // or drain_functions(), whose caller destroys it).
+  std::lock_guard lock(mutex_);
+  absorb_posted_locked();
+  if (mode_ == mode::closed && functions_.remove(f)) return false;
+  if (sleeping_ != 0 || anyone_spinning()) wake_one();
+  return true;
+}
+
 bool delayed_work_queue::withdraw_function(queued_function* f) noexcept {
   std::lock_guard lock(mutex_);
+  absorb_posted_locked();
   if (!functions_.remove(f)) return false;
   if (count() == 0) wake_all();
   return true;
@@ -117,6 +170,7 @@ bool delayed_work_queue::withdraw_function(queued_function* f) noexcept {
 
 function_list delayed_work_queue::drain_functions() noexcept {
   std::lock_guard lock(mutex_);
+  absorb_posted_locked();
   function_list all;
   all.swap(functions_);
   wake_all();
@@ -160,6 +214,7 @@ task_ptr delayed_work_queue::poll() {
 }
 
 delayed_work_queue::wait_result delayed_work_queue::take_locked() {
+  absorb_posted_locked();
   // A posted function on its turn (or with no task queued at all) needs no
   // clock reading.
   if (function_first()) return {{}, wait_status::function, functions_.pop_front()};
@@ -247,6 +302,13 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
 }
 
 bool delayed_work_queue::sleep_until(std::unique_lock<std::mutex>& lock, time_point until) {
+  // Counted idle, then a last look for a function pushed without the lock
+  // (see idle_): one pushed after this look finds us counted.
+  idle_.fetch_add(1, std::memory_order_seq_cst);
+  if (posted_.load(std::memory_order_seq_cst) != nullptr) {
+    idle_.fetch_sub(1, std::memory_order_relaxed);
+    return true;  // as if woken: the caller looks again
+  }
   ++sleeping_;
   bool woken = true;
   if (is_never(until)) {
@@ -255,6 +317,7 @@ bool delayed_work_queue::sleep_until(std::unique_lock<std::mutex>& lock, time_po
     woken = available_.wait_until(lock, until) == std::cv_status::no_timeout;
   }
   --sleeping_;
+  idle_.fetch_sub(1, std::memory_order_relaxed);
   return woken;
 }
 
@@ -297,6 +360,12 @@ bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_poi
   // Spin without the lock, so that submitters are not held up; wake_one(),
   // wake_all() and hand_off() bump signals_ for whatever would have woken a
   // sleeper (read under the lock, so no bump after it is missed).
+  // As sleep_until(): counted idle, then a last look for a pushed function.
+  idle_.fetch_add(1, std::memory_order_seq_cst);
+  if (posted_.load(std::memory_order_seq_cst) != nullptr) {
+    idle_.fetch_sub(1, std::memory_order_relaxed);
+    return true;  // as if signalled
+  }
   if (leader) {
     spinning_ = true;
   } else {
@@ -318,6 +387,7 @@ bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_poi
   } else {
     --spinning_followers_;
   }
+  idle_.fetch_sub(1, std::memory_order_relaxed);
   return signalled;
 }
 
@@ -438,6 +508,7 @@ task_ptr delayed_work_queue::pop_head() {
 
 std::size_t delayed_work_queue::size() const {
   std::lock_guard lock(mutex_);
+  absorb_posted_locked();
   return count();
 }
 
@@ -464,6 +535,9 @@ std::optional<time_point> delayed_work_queue::wake_deadline() const {
 void delayed_work_queue::set_mode(mode m) {
   std::lock_guard lock(mutex_);
   mode_ = std::max(mode_, m);  // modes only advance: a closed queue never reopens
+  // From now on posters take the lock; what they pushed before is taken in
+  // by whoever looks at the lane next (a draining taker, drain_functions()).
+  if (mode_ != mode::open) open_.store(false, std::memory_order_seq_cst);
   wake_all();
 }
 

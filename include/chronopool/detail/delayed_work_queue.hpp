@@ -13,7 +13,10 @@
 // * Functions posted through the pool's executor wait in a FIFO "function
 //   lane" of their own (queued_function: no deadline, no status). Takers
 //   take one whenever nothing else is due, and alternate between it and due
-//   tasks otherwise, so neither starves the other.
+//   tasks otherwise, so neither starves the other. While the queue is open a
+//   poster does not take the lock: it pushes onto a lock-free stack that the
+//   next taker moves into the lane, oldest first, and takes the lock only
+//   to wake a taker that sleeps or spins (see offer_function).
 // * Takers wait leader/follower: at most one thread (the leader) sleeps with a
 //   timeout for the head's deadline; the others sleep untimed until the leader
 //   takes the head and passes the role on, or a new earlier head arrives.
@@ -114,7 +117,8 @@ class delayed_work_queue {
   bool offer_now(task_ptr t);
 
   /// Appends @p f to the function lane; false (nothing queued) once the queue
-  /// is closed. O(1), no allocation.
+  /// is closed. O(1), no allocation; while the queue is open, lock-free
+  /// unless a taker must be woken.
   bool offer_function(queued_function* f) noexcept;
   /// Takes @p f back out if it is still queued (its submitter could not get
   /// a thread to run it). O(n).
@@ -216,6 +220,11 @@ class delayed_work_queue {
   /// The next task in order if it is due at @p now, removed; else null.
   task_base* take_due(time_point now) noexcept;
   std::size_t count() const noexcept { return index_.size() + ready_count_ + functions_.size(); }
+  /// Moves the functions pushed without the lock into the lane, oldest
+  /// first. The lock held; const for size(), which counts them too.
+  void absorb_posted_locked() const noexcept;
+  /// offer_function()'s locked path: the queue was not open around the push.
+  bool settle_posted_function(queued_function* f) noexcept;
   /// Whether a taker should take a posted function now rather than look for
   /// a due task: always when no task is queued, else every other time.
   bool function_first() noexcept {
@@ -256,9 +265,20 @@ class delayed_work_queue {
   std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
   std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
   std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
-  function_list functions_;  // the function lane
+  mutable function_list functions_;  // the function lane (absorb_posted_locked fills it from size() too)
   bool function_turn_ = false;
   std::size_t sleeping_ = 0;  // takers waiting on available_
+  // Functions pushed without the lock, newest first (linked by
+  // queued_function::next); whether posters may push there (the mode is
+  // open); takers sleeping or spinning, for posters to see whether to wake
+  // one. A taker counts itself in idle_ and then looks at posted_ once more
+  // before it sleeps or spins; a poster pushes and then reads idle_ (all
+  // sequentially consistent): either the taker sees the function or the
+  // poster sees the taker, and takes the lock to wake it, which it can
+  // only get once the taker sleeps (or spins, watching signals_).
+  mutable std::atomic<queued_function*> posted_{nullptr};
+  std::atomic<bool> open_{true};
+  std::atomic<std::uint32_t> idle_{0};
   const void* leader_ = nullptr;  // identity of the leader's wait, or null
   std::uint64_t interrupt_epoch_ = 0;
   mode mode_ = mode::open;
