@@ -194,6 +194,7 @@ delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, st
 
 delayed_work_queue::offer_status delayed_work_queue::offer_locked(task_ptr& t, std::size_t max_size, bool& new_head) {
   if (t->cancelled()) return offer_status::cancelled;
+  absorb_posted_locked();  // queued functions count towards the bound, as they always have
   if (count() >= max_size) return offer_status::full;
   const time_point wake_before = wake_or_never();
   index_.insert(t.get());  // may throw (allocation): nothing changed yet

@@ -58,7 +58,10 @@ void timer_service::use_pool(scheduled_thread_pool& pool) {
     if (context_is_pool) shard->set_context_executor(pool.get_executor());
     shard->use_pool(pool.core_, context_is_pool);
   }
-  if (context_is_pool) context_known_.store(true);
+  if (context_is_pool) {
+    own_pool_ = &pool;  // from the pool's constructor, before any timer of it exists
+    context_known_.store(true);
+  }
 }
 
 bool timer_service::driven_by_pool() const noexcept { return pool_set_.load(); }
@@ -80,11 +83,6 @@ std::uint64_t timer_service::unlocked_starts() const {
 }
 
 std::size_t timer_service::index_bytes() const { return sum_over(shards_, &detail::timer_shard::index_bytes); }
-
-void timer_service::move_assign(implementation_type& impl, timer_service&, implementation_type& other) {
-  destroy(impl);
-  detail::timer_shard::move_timer(impl, other);
-}
 
 void timer_service::wait(implementation_type& impl, boost::system::error_code& ec) {
   for (;;) {

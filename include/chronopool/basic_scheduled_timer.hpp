@@ -1,7 +1,7 @@
 // chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
 #pragma once
 
-#include <chronopool/detail/compact_executor.hpp>
+#include <chronopool/detail/timer_object_impl.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/timer_service.hpp>
 
@@ -57,13 +57,11 @@ class basic_scheduled_timer {
     using other = basic_scheduled_timer<Clock, WaitTraits, Executor1>;
   };
 
-  explicit basic_scheduled_timer(const executor_type& ex) : executor_(ex) { service_for(ex).construct(impl_); }
+  explicit basic_scheduled_timer(const executor_type& ex) : object_(ex, service_for(ex)) {}
   template <class ExecutionContext>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   explicit basic_scheduled_timer(ExecutionContext& ctx)
-      : executor_(executor_type(ctx.get_executor())) {
-    boost::asio::use_service<timer_service>(ctx).construct(impl_);
-  }
+      : object_(executor_type(ctx.get_executor()), boost::asio::use_service<timer_service>(ctx)) {}
   // The expiry constructors and setters are templates over the unit, where
   // Asio's take the clock's own types: an implicit conversion to nanoseconds
   // at the call site would overflow for hours::max() before we could
@@ -71,42 +69,47 @@ class basic_scheduled_timer {
   template <class Duration>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ex) {
-    service().set_initial_expiry(impl_, to_time_point(expiry_time));
+    service().set_initial_expiry(impl(), to_time_point(expiry_time));
   }
   template <class ExecutionContext, class Duration>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ctx) {
-    service().set_initial_expiry(impl_, to_time_point(expiry_time));
+    service().set_initial_expiry(impl(), to_time_point(expiry_time));
   }
   template <class Rep, class Period>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ex) {
-    service().set_initial_expiry(impl_, from_now(expiry_time));
+    service().set_initial_expiry(impl(), from_now(expiry_time));
   }
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ctx) {
-    service().set_initial_expiry(impl_, from_now(expiry_time));
+    service().set_initial_expiry(impl(), from_now(expiry_time));
   }
 
   /// The moved-from timer is left as if newly constructed on its executor.
-  basic_scheduled_timer(basic_scheduled_timer&& other) : executor_(other.executor_) {
-    other.service().move_construct(impl_, other.impl_);
+  basic_scheduled_timer(basic_scheduled_timer&& other) : object_(other.get_executor(), detail::moved_into) {
+    other.service().move_construct(impl(), other.impl());
   }
   template <class Executor1>
     requires std::is_convertible_v<const Executor1&, Executor>
   basic_scheduled_timer(basic_scheduled_timer<Clock, WaitTraits, Executor1>&& other)
-      : executor_(Executor(other.get_executor())) {
-    other.service().move_construct(impl_, other.impl_);
+      : object_(Executor(other.get_executor()), detail::moved_into) {
+    other.service().move_construct(impl(), other.impl());
   }
   /// Cancels this timer's pending waits, then takes over @p other, including
   /// its context: later waits are driven by @p other's context.
   basic_scheduled_timer& operator=(basic_scheduled_timer&& other) {
     if (this != &other) {
-      service().move_assign(impl_, other.service(), other.impl_);
-      executor_ = other.executor_;
+      // The executor is copied (and, for a strand, boxed) before anything
+      // else changes: if that throws, @p other is untouched and this timer
+      // is as it was, or, past destroy(), valid with its waits cancelled.
+      executor_type ex = other.get_executor();
+      service().destroy(impl());  // cancels this timer's waits
+      object_.reset_moved_into(ex);
+      other.service().move_construct(impl(), other.impl());
     }
     return *this;
   }
@@ -114,25 +117,25 @@ class basic_scheduled_timer {
   basic_scheduled_timer& operator=(const basic_scheduled_timer&) = delete;
 
   /// Cancels pending waits (their handlers get operation_aborted).
-  ~basic_scheduled_timer() { service().destroy(impl_); }
+  ~basic_scheduled_timer() { service().destroy(impl()); }
 
-  executor_type get_executor() noexcept { return executor_.get(); }
+  executor_type get_executor() noexcept { return object_.get_executor(); }
 
   /// Cancels every pending wait; returns how many were cancelled.
-  std::size_t cancel() { return service().cancel(impl_); }
+  std::size_t cancel() { return service().cancel(impl()); }
   /// Cancels the oldest pending wait; returns 0 or 1.
-  std::size_t cancel_one() { return service().cancel_one(impl_); }
+  std::size_t cancel_one() { return service().cancel_one(impl()); }
 
-  time_point expiry() const { return service().expiry(impl_); }
+  time_point expiry() const { return service().expiry(impl()); }
   /// Sets the expiry, cancelling pending waits; returns how many were cancelled.
   template <class Duration>
   std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time) {
-    return service().expires_at(impl_, to_time_point(expiry_time));
+    return service().expires_at(impl(), to_time_point(expiry_time));
   }
   /// Sets the expiry relative to now (saturating), cancelling pending waits.
   template <class Rep, class Period>
   std::size_t expires_after(const std::chrono::duration<Rep, Period>& expiry_time) {
-    return service().expires_at(impl_, from_now(expiry_time));
+    return service().expires_at(impl(), from_now(expiry_time));
   }
 
   /// Sets the expiry to @p expiry_time moved up to the end of its
@@ -150,23 +153,23 @@ class basic_scheduled_timer {
   std::size_t expires_at(const std::chrono::time_point<Clock, Duration>& expiry_time,
                          const std::chrono::duration<Rep, Period>& leeway) {
     const detail::duration slot = detail::checked_leeway(leeway);
-    return service().expires_at(impl_, detail::round_up_to_slot(to_time_point(expiry_time), slot));
+    return service().expires_at(impl(), detail::round_up_to_slot(to_time_point(expiry_time), slot));
   }
   /// expires_at(now + @p expiry_time, @p leeway), saturating.
   template <class Rep1, class Period1, class Rep2, class Period2>
   std::size_t expires_after(const std::chrono::duration<Rep1, Period1>& expiry_time,
                             const std::chrono::duration<Rep2, Period2>& leeway) {
     const detail::duration slot = detail::checked_leeway(leeway);
-    return service().expires_at(impl_, detail::round_up_to_slot(from_now(expiry_time), slot));
+    return service().expires_at(impl(), detail::round_up_to_slot(from_now(expiry_time), slot));
   }
 
   /// Blocks until the timer expires.
   void wait() {
     boost::system::error_code ec;
-    service().wait(impl_, ec);
+    service().wait(impl(), ec);
     if (ec) throw boost::system::system_error(ec, "wait");
   }
-  void wait(boost::system::error_code& ec) { service().wait(impl_, ec); }
+  void wait(boost::system::error_code& ec) { service().wait(impl(), ec); }
 
   /// Starts an asynchronous wait for the expiry.
   ///
@@ -199,8 +202,8 @@ class basic_scheduled_timer {
     executor_type get_executor() const noexcept { return self_->get_executor(); }
     template <class WaitHandler>
     void operator()(WaitHandler&& handler) const {
-      self_->executor_.with([&](const executor_type& io_ex) {
-        self_->service().async_wait(self_->impl_, std::forward<WaitHandler>(handler), io_ex);
+      self_->object_.with_executor([&](const executor_type& io_ex) {
+        self_->service().async_wait(self_->impl(), std::forward<WaitHandler>(handler), io_ex);
       });
     }
 
@@ -228,10 +231,12 @@ class basic_scheduled_timer {
   }
 
   /// Found through the timer's home shard: one pointer less per timer.
-  timer_service& service() const noexcept { return impl_.home(std::memory_order_relaxed)->service(); }
+  timer_service& service() const noexcept { return impl().home(std::memory_order_relaxed)->service(); }
+  detail::timer_impl& impl() noexcept { return object_.impl(); }
+  const detail::timer_impl& impl() const noexcept { return object_.impl(); }
 
-  typename timer_service::implementation_type impl_;
-  detail::compact_executor<executor_type> executor_;  // one word for a context's own executor
+  // The state and the executor: for a context's own executor, the state alone.
+  detail::timer_object_impl<executor_type> object_;
 };
 
 }  // namespace chronopool

@@ -8,6 +8,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <atomic>
@@ -96,6 +97,16 @@ class timer_service : public boost::asio::execution_context::service {
   /// lock-free and taken into the shard by whoever locks it next), counted
   /// as they are taken in.
   std::uint64_t unlocked_starts() const;
+  /// The context when it is an io_context (else null), known from its first
+  /// timer on the io_context's own executor: such a timer does not store
+  /// its executor (see detail::timer_object_impl).
+  boost::asio::io_context* own_io_context() const noexcept { return own_io_context_.load(std::memory_order_acquire); }
+  /// Records that the context is @p io (from a timer on its own executor).
+  void set_own_io_context(boost::asio::io_context& io) noexcept {
+    own_io_context_.store(&io, std::memory_order_release);
+  }
+  /// The context when it is a scheduled_thread_pool (else null), likewise.
+  scheduled_thread_pool* own_pool() const noexcept { return own_pool_; }
   /// Diagnostics: the bytes the shards' deadline indexes hold in buffers.
   /// Cancelling most of many far-future waits gives most of it back.
   std::size_t index_bytes() const;
@@ -123,8 +134,6 @@ class timer_service : public boost::asio::execution_context::service {
   void move_construct(implementation_type& impl, implementation_type& other) noexcept {
     detail::timer_shard::move_timer(impl, other);
   }
-  /// Cancels @p impl's waits, then takes over @p other's state.
-  void move_assign(implementation_type& impl, timer_service& other_service, implementation_type& other);
   std::size_t cancel(implementation_type& impl) { return detail::timer_shard::cancel(impl, nullptr); }
   std::size_t cancel_one(implementation_type& impl) { return detail::timer_shard::cancel_one(impl); }
   detail::time_point expiry(const implementation_type& impl) const noexcept {
@@ -235,6 +244,8 @@ class timer_service : public boost::asio::execution_context::service {
   void learn_executor(const boost::asio::any_io_executor& ex);
 
   boost::asio::execution_context& context_;
+  std::atomic<boost::asio::io_context*> own_io_context_{nullptr};
+  scheduled_thread_pool* own_pool_ = nullptr;  // set by use_pool() when the pool is the context
   detail::native_poller poller_;  // before the shards, which refer to it
   std::vector<std::shared_ptr<detail::timer_shard>> shards_;  // fixed at construction
   std::atomic<std::size_t> next_shard_{0};

@@ -446,6 +446,52 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_wait_on_a_strand_timer_completes_on_the_strand, 
   BOOST_TEST(in_strand);
 }
 
+// chronopool keeps a context's own executor and a strand in different ways
+// (the first is not stored at all): moving between such timers, in every
+// direction, keeps each pending wait, its outcome and where it completes.
+BOOST_AUTO_TEST_CASE_TEMPLATE(moves_between_context_and_strand_timers_keep_waits_and_executors, Timer, timer_types) {
+  asio::io_context io;
+  auto strand = asio::make_strand(io);
+  const asio::any_io_executor plain = io.get_executor();
+  const asio::any_io_executor stranded = strand;
+  outcome strand_wait, target_wait, plain_wait, last_wait;
+  bool strand_wait_on_strand = false;
+  Timer on_strand(stranded, 20ms);
+  on_strand.async_wait([&, h = strand_wait.handler()](const error_code& ec) mutable {
+    strand_wait_on_strand = strand.running_in_this_thread();
+    h(ec);
+  });
+  Timer moved(std::move(on_strand));  // a strand timer into a new one
+  BOOST_TEST((moved.get_executor() == stranded));
+  BOOST_TEST((on_strand.get_executor() == stranded));
+
+  Timer target(io, far_away);
+  target.async_wait(target_wait.handler());
+  target = std::move(moved);  // a context timer (its wait cancelled) takes the strand timer's
+  BOOST_TEST((target.get_executor() == stranded));
+
+  Timer context_timer(io, 30ms);
+  context_timer.async_wait(plain_wait.handler());
+  moved = std::move(context_timer);  // the moved-from strand timer takes a context timer's
+  BOOST_TEST((moved.get_executor() == plain));
+
+  on_strand = std::move(moved);  // and once more, into the first strand timer
+  BOOST_TEST((on_strand.get_executor() == plain));
+  on_strand.expires_after(10ms);  // cancels the wait it took over
+  on_strand.async_wait(last_wait.handler());
+
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(strand_wait.calls == 1);
+  BOOST_TEST(!strand_wait.ec);
+  BOOST_TEST(strand_wait_on_strand);
+  BOOST_TEST(target_wait.calls == 1);
+  BOOST_TEST((target_wait.ec == asio::error::operation_aborted));
+  BOOST_TEST(plain_wait.calls == 1);
+  BOOST_TEST((plain_wait.ec == asio::error::operation_aborted));
+  BOOST_TEST(last_wait.calls == 1);
+  BOOST_TEST(!last_wait.ec);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(move_assignment_cancels_target_and_keeps_source_wait, Timer, timer_types) {
   asio::io_context io;
   outcome target_wait, source_wait, after;
