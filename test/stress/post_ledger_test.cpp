@@ -103,9 +103,12 @@ iteration_result run_iteration(std::uint64_t seed, bool use_shutdown_now, std::s
         for (std::size_t i = 0; i < per_poster; ++i) {
           const std::size_t id = l.take_id();
           if (id >= l.ran.size()) return;
-          const bool before = !shutdown_called.load();
           boost::asio::post(pool, counted_post{&l, &pool, unrun_guard(l, id), static_cast<std::uint32_t>(rng())});
-          if (before) l.before_shutdown[id].store(1);
+          // Still not called once the post has returned: the post came
+          // before shutdown() (the flag is set before the call), so the
+          // function must run. (Read before the post, it would also mark
+          // posts that a preemption delayed past the pool's termination.)
+          if (!shutdown_called.load()) l.before_shutdown[id].store(1);
           if (rng() % 1000 < 3) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
         }
       });
