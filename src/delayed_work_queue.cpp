@@ -50,13 +50,7 @@ void delayed_work_queue::absorb_posted_locked() const noexcept {
   // mode change (see offer_function) is seen by whoever saw the change.
   if (posted_.load(std::memory_order_seq_cst) == nullptr) return;
   // Acquire (in seq_cst): the posters' writes into the functions.
-  queued_function* newest = posted_.exchange(nullptr, std::memory_order_seq_cst);
-  queued_function* oldest = nullptr;
-  while (newest != nullptr) {
-    queued_function* const older = newest->next;
-    newest->next = oldest;
-    oldest = std::exchange(newest, older);
-  }
+  queued_function* oldest = reverse_chain<function_link>(posted_.exchange(nullptr, std::memory_order_seq_cst));
   while (oldest != nullptr) {
     queued_function* const f = oldest;
     oldest = f->next;

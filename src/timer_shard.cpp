@@ -639,15 +639,10 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
   // Sequentially consistent, after the gate's store (see the file comment);
   // the exchange only when there is something to take.
   if (inbox_.load(std::memory_order_seq_cst) == nullptr) return false;
-  wait_op_base* newest = inbox_.exchange(nullptr, std::memory_order_seq_cst);
+  wait_op_base* const newest = inbox_.exchange(nullptr, std::memory_order_seq_cst);
   inbox_count_.store(0, std::memory_order_relaxed);
   // Oldest first: the index then grows in start order, as under the lock.
-  wait_op_base* p = nullptr;
-  while (newest != nullptr) {
-    wait_op_base* const older = newest->link();
-    newest->set_link(p);
-    p = std::exchange(newest, older);
-  }
+  wait_op_base* p = reverse_chain<wait_op_base::list_link>(newest);
   while (p != nullptr) {
     wait_op_base& op = *p;
     p = op.link();

@@ -16,6 +16,19 @@ struct member_link {
   static void set(Node& n, Node* to) noexcept { n.*Member = to; }
 };
 
+/// Reverses a chain of nodes linked through @p Link and returns its new
+/// head: a lock-free stack taken whole (newest first) comes out oldest first.
+template <class Link, class Node>
+Node* reverse_chain(Node* newest) noexcept {
+  Node* oldest = nullptr;
+  while (newest != nullptr) {
+    Node* const older = Link::get(*newest);
+    Link::set(*newest, oldest);
+    oldest = std::exchange(newest, older);
+  }
+  return oldest;
+}
+
 /// @p Link: get(node) and set(node, next), as member_link.
 template <class Node, class Link>
 class intrusive_list {

@@ -37,8 +37,10 @@ class queued_function {
   fn_type fn_;
 };
 
+/// The link of the function lane (and of the stack posters push onto).
+using function_link = member_link<queued_function, &queued_function::next>;
 /// Queued functions in posting order.
-using function_list = intrusive_list<queued_function, member_link<queued_function, &queued_function::next>>;
+using function_list = intrusive_list<queued_function, function_link>;
 
 /// A queued_function holding @p Function, allocated with @p Allocator.
 template <class Function, class Allocator>

@@ -109,7 +109,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
     }
   }
   timer_object_impl(const executor& ex, moved_into_t) {
-    // The service is the context's: the one @p ex's context has.
+    // is_plain() compares with what @p ex's own context gives out.
     if (!is_plain(ex, boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context)))) {
       own_.shard.store(reinterpret_cast<std::uintptr_t>(new boxed(ex)) | boxed_tag, std::memory_order_relaxed);
     }

@@ -35,6 +35,21 @@ std::vector<int> range(int from, int to) {
 
 BOOST_AUTO_TEST_SUITE(intrusive_list_suite)
 
+BOOST_AUTO_TEST_CASE(reverse_chain_turns_a_stack_taken_whole_oldest_first) {
+  using link = cpd::member_link<node, &node::next>;
+  BOOST_TEST(cpd::reverse_chain<link>(static_cast<node*>(nullptr)) == nullptr);
+  std::vector<node> nodes(5);
+  node* newest = nullptr;
+  for (int i = 0; i < 5; ++i) {  // pushed as a lock-free stack is: newest first
+    nodes[static_cast<std::size_t>(i)].id = i;
+    nodes[static_cast<std::size_t>(i)].next = newest;
+    newest = &nodes[static_cast<std::size_t>(i)];
+  }
+  std::vector<int> order;
+  for (node* n = cpd::reverse_chain<link>(newest); n != nullptr; n = n->next) order.push_back(n->id);
+  BOOST_TEST(order == range(0, 5), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(split_through_cuts_where_take_front_would) {
   constexpr int n = 37;
   std::vector<node> nodes(n);
