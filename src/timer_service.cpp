@@ -40,7 +40,7 @@ timer_service::timer_service(boost::asio::execution_context& ctx)
     : boost::asio::execution_context::service(ctx), context_(ctx) {
   shards_.reserve(shard_count());
   for (std::size_t i = shard_count(); i > 0; --i)
-    shards_.push_back(std::make_shared<detail::timer_shard>(ctx, *this, poller_));
+    shards_.push_back(std::make_shared<detail::timer_shard>(*this, poller_));
   poller_.attach(shards_);
 }
 

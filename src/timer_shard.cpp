@@ -337,8 +337,7 @@ struct after_unlock {
 
 // ---- set-up -------------------------------------------------------------------------
 
-timer_shard::timer_shard(boost::asio::execution_context& ctx, timer_service& service, native_poller& poller)
-    : context_(ctx), service_(service), poller_(poller) {}
+timer_shard::timer_shard(timer_service& service, native_poller& poller) : service_(service), poller_(poller) {}
 
 timer_shard::~timer_shard() = default;
 

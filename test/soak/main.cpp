@@ -34,7 +34,7 @@ struct options {
 
 options parse(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; i += 2) {  // options come as name-value pairs
     if (i + 1 >= argc) usage();
     const char* value = argv[i + 1];
     if (std::strcmp(argv[i], "--seconds") == 0) {
@@ -48,7 +48,6 @@ options parse(int argc, char** argv) {
     } else {
       usage();
     }
-    ++i;
   }
   if (o.seconds <= 0) usage();
   if (o.warmup_seconds < 0) o.warmup_seconds = std::min<long>(60, o.seconds / 5);

@@ -100,7 +100,7 @@ using wait_list = intrusive_list<wait_op_base, wait_op_base::list_link>;
 
 class timer_shard : public std::enable_shared_from_this<timer_shard> {
  public:
-  timer_shard(boost::asio::execution_context& ctx, timer_service& service, native_poller& poller);
+  timer_shard(timer_service& service, native_poller& poller);
   ~timer_shard();
   timer_shard(const timer_shard&) = delete;
   timer_shard& operator=(const timer_shard&) = delete;
@@ -293,7 +293,6 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void deliver_settled(wait_list fired);
   void post_abort_drain() noexcept;
 
-  boost::asio::execution_context& context_;
   timer_service& service_;
   native_poller& poller_;
 
@@ -334,7 +333,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   // lock; atomic so that the poll reads it without the lock, on a cache line
   // of its own, away from the fields submitting threads write.
   alignas(64) std::atomic<std::uint64_t> generation_{0};
-  char generation_line_end_[64 - sizeof(std::atomic<std::uint64_t>)];
+  [[maybe_unused]] char generation_line_end_[64 - sizeof(std::atomic<std::uint64_t>)];
 
   // Starting without the lock: the inbox (waits linked by
   // wait_op_base::link, newest first) and the gate (the armed wake-up's time
@@ -345,7 +344,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::atomic<std::int64_t> gate_{gate_closed};
   // About how many waits the inbox holds (pushes since the last drain).
   std::atomic<std::uint32_t> inbox_count_{0};
-  char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) - sizeof(std::atomic<std::int64_t>) -
+  [[maybe_unused]] char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) - sizeof(std::atomic<std::int64_t>) -
                        sizeof(std::atomic<std::uint32_t>)];
 
   // Pool driving.

@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(precision_mode_runs_every_task_once_and_never_early) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(100 * (i % 50));
     fs.push_back(pool.schedule_at(deadline, [&runs, &early, i, deadline] {
       if (std::chrono::steady_clock::now() < deadline) early.fetch_add(1);
-      runs[i].fetch_add(1);
+      runs[static_cast<std::size_t>(i)].fetch_add(1);
     }));
   }
   for (auto& f : fs) f.get();

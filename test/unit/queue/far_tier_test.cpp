@@ -376,7 +376,7 @@ BOOST_AUTO_TEST_CASE(buckets_coming_near_move_in_shares_and_the_order_stays_exac
   BOOST_TEST(std::is_sorted(out.begin(), out.end(), [](const cpd::index_node* a, const cpd::index_node* b) {
     return runs_before(*a, *b);
   }));
-  for (const cpd::index_node* n : out) BOOST_TEST_REQUIRE(!erased[static_cast<const bare_node*>(n) - nodes.data()]);
+  for (const cpd::index_node* n : out) BOOST_TEST_REQUIRE(!erased[static_cast<std::size_t>(static_cast<const bare_node*>(n) - nodes.data())]);
   // In shares: tens of thousands set aside, none moved whole.
   BOOST_TEST(most_set_aside > 10'000u);
   BOOST_TEST(steps_with_shares > 10u);
@@ -395,7 +395,7 @@ void check_first_while_moving(std::chrono::nanoseconds phase) {
   time_point start;
   auto nodes = spread_nodes(index, start, phase);
   std::vector<char> gone(nodes.size(), 0);
-  const auto take = [&](const cpd::index_node* n) { gone[static_cast<const bare_node*>(n) - nodes.data()] = 1; };
+  const auto take = [&](const cpd::index_node* n) { gone[static_cast<std::size_t>(static_cast<const bare_node*>(n) - nodes.data())] = 1; };
   // Step until a rebase has set many aside.
   time_point now = start;
   while (index.still_to_move() < 10'000 && now < start + 40ms) {
@@ -408,7 +408,7 @@ void check_first_while_moving(std::chrono::nanoseconds phase) {
   // heap then holds only nodes moved from the set-aside ones.
   const time_point soon = now + 1ms;
   for (auto& n : nodes) {
-    if (!gone[&n - nodes.data()] && n.deadline() < soon) {
+    if (!gone[static_cast<std::size_t>(&n - nodes.data())] && n.deadline() < soon) {
       BOOST_TEST_REQUIRE(index.erase(n));
       take(&n);
     }

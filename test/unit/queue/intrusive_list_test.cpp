@@ -51,13 +51,13 @@ BOOST_AUTO_TEST_CASE(reverse_chain_turns_a_stack_taken_whole_oldest_first) {
 }
 
 BOOST_AUTO_TEST_CASE(split_through_cuts_where_take_front_would) {
-  constexpr int n = 37;
+  constexpr std::size_t n = 37;
   std::vector<node> nodes(n);
   list walked, noted;
   std::vector<node*> ends;  // the 4th, 8th, ... node, as a collect notes them
-  for (int i = 0; i < n; ++i) nodes[i].id = i;
+  for (std::size_t i = 0; i < n; ++i) nodes[i].id = static_cast<int>(i);
   std::vector<node> copies = nodes;
-  for (int i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     walked.push_back(&nodes[i]);
     noted.push_back(&copies[i]);
     if ((i + 1) % 4 == 0) ends.push_back(&copies[i]);
@@ -79,8 +79,8 @@ BOOST_AUTO_TEST_CASE(split_through_cuts_where_take_front_would) {
 BOOST_AUTO_TEST_CASE(split_through_the_last_node_empties_the_list) {
   std::vector<node> nodes(8);
   list l;
-  for (int i = 0; i < 8; ++i) {
-    nodes[i].id = i;
+  for (std::size_t i = 0; i < 8; ++i) {
+    nodes[i].id = static_cast<int>(i);
     l.push_back(&nodes[i]);
   }
   list all = l.split_through(&nodes[7], 8);

@@ -20,9 +20,16 @@ namespace cpd = chronopool::detail;
 
 namespace {
 
-// Under a sanitizer malloc is the sanitizer's, and glibc's count stays still.
+// Under a sanitizer malloc is the sanitizer's, and glibc's count stays still
+// (GCC says so with __SANITIZE_*__, clang with __has_feature).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool glibc_counts_malloc = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool glibc_counts_malloc = false;
+#else
+constexpr bool glibc_counts_malloc = true;
+#endif
 #else
 constexpr bool glibc_counts_malloc = true;
 #endif

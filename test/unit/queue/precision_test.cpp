@@ -80,9 +80,9 @@ BOOST_AUTO_TEST_CASE(tasks_come_in_order_and_never_early) {
   BOOST_TEST_REQUIRE((f.wait_for(hang_limit) == std::future_status::ready));
   BOOST_TEST_REQUIRE(got.size() == static_cast<std::size_t>(n));
   int early = 0, out_of_order = 0;
-  for (int i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < got.size(); ++i) {
     if (at[i] < got[i]->deadline()) ++early;
-    if (got[i]->sequence() != static_cast<std::uint64_t>(i)) ++out_of_order;
+    if (got[i]->sequence() != i) ++out_of_order;
   }
   BOOST_TEST(early == 0);
   BOOST_TEST(out_of_order == 0);

@@ -4,10 +4,14 @@
 // GCC 12 with -fsanitize=address reports a false -Wmaybe-uninitialized inside
 // Asio's use_future (async_completion in async_initiate). Silenced for that
 // header only, which is why it is included first.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <boost/asio/use_future.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <chronopool/steady_timer.hpp>
 

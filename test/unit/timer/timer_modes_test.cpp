@@ -823,7 +823,7 @@ BOOST_AUTO_TEST_CASE(an_idle_timer_is_destroyed_while_its_last_wait_is_delivered
     for (int i = 0; i < iterations; ++i) {
       auto t = std::make_unique<timer>(io);
       BOOST_TEST(t->expires_after(0ms) == 0u);  // idle: nothing to cancel
-      t->async_wait([&calls, i](const error_code&) { calls[i].fetch_add(1); });
+      t->async_wait([&calls, i](const error_code&) { calls[static_cast<std::size_t>(i)].fetch_add(1); });
       // Spin until the delivering thread has it (cancel() then finds it
       // idle), or cancel it first, at varying moments.
       for (int spin = 0; spin < (i % 50) * 20; ++spin) std::this_thread::yield();
