@@ -206,15 +206,34 @@ class wait_op_base : public index_node {
   /// with `state`: each side stores its own flag, then reads the other's.
   std::atomic<bool> cancel_requested{false};
 
+  /// Moves a starting wait to @p s (unlocked or queued) and says whether a
+  /// cancellation slot asked for it meanwhile. Only a wait with a slot needs
+  /// the sequentially consistent pair above; without one (most waits)
+  /// nothing can ask, and nothing reads the state without the shard's lock
+  /// or the inbox's hand-over, so the store is plain: two fewer fences per
+  /// start.
+  bool enter(wait_state s) noexcept {
+    if (!has_slot_) {
+      state.store(s, std::memory_order_relaxed);
+      return false;
+    }
+    state.store(s);
+    return cancel_requested.load();
+  }
+
  protected:
   explicit wait_op_base(fn_type fn) noexcept : fn_(fn) {}
   ~wait_op_base() = default;
 
   /// A cancellation slot's handler holds a second reference.
-  void share() noexcept { refs_.store(2, std::memory_order_relaxed); }
+  void share() noexcept {
+    refs_.store(2, std::memory_order_relaxed);
+    has_slot_ = true;
+  }
 
  private:
   std::atomic<std::uint8_t> refs_{1};
+  bool has_slot_ = false;  // set before the wait starts, never changed after
 };
 
 /// The per-operation cancellation handler a wait installs in its handler's
