@@ -436,7 +436,8 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   if (timer != nullptr) op.set_last_of(timer);  // linked at the drain
   // A cancellation slot emitted while the wait starts: as under the lock,
   // the start sees the request or the slot sees the wait `unlocked` (and
-  // then drains it itself, see cancel_wait). Both sequentially consistent.
+  // then drains it itself, see cancel_wait). Both sequentially consistent
+  // for a wait with a slot (see wait_op_base::enter).
   if (op.enter(wait_state::unlocked)) {
     op.state.store(wait_state::starting, std::memory_order_relaxed);
     if (timer != nullptr) timer->release_start_claim();
@@ -699,8 +700,8 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
       timer->release_start_claim();
     }
     ++unlocked_starts_;
-    // As in start(): sequentially consistent with cancel_requested, which a
-    // cancellation slot emitted meanwhile set while the wait was starting.
+    // As in start(): for a wait with a slot, sequentially consistent with
+    // cancel_requested, which the slot emitted meanwhile sets.
     if (op.enter(wait_state::queued)) abort_locked(op, later);
   }
   return true;

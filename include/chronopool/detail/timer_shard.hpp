@@ -344,8 +344,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::atomic<std::int64_t> gate_{gate_closed};
   // About how many waits the inbox holds (pushes since the last drain).
   std::atomic<std::uint32_t> inbox_count_{0};
-  [[maybe_unused]] char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) - sizeof(std::atomic<std::int64_t>) -
-                       sizeof(std::atomic<std::uint32_t>)];
+  [[maybe_unused]] char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) -
+                                        sizeof(std::atomic<std::int64_t>) - sizeof(std::atomic<std::uint32_t>)];
 
   // Pool driving.
   std::shared_ptr<pool_core> pool_;
