@@ -1,5 +1,7 @@
 #include "machine.hpp"
 
+#include <chronopool/detail/sanitizers.hpp>
+
 #include <boost/version.hpp>
 
 #include <algorithm>
@@ -31,12 +33,8 @@ std::string build_type() {
 #else
   std::string b = "debug (NDEBUG not defined: assertions on)";
 #endif
-#if defined(__SANITIZE_ADDRESS__)
-  b += ", AddressSanitizer";
-#endif
-#if defined(__SANITIZE_THREAD__)
-  b += ", ThreadSanitizer";
-#endif
+  if (CHRONOPOOL_ADDRESS_SANITIZER) b += ", AddressSanitizer";
+  if (CHRONOPOOL_THREAD_SANITIZER) b += ", ThreadSanitizer";
   return b;
 }
 

@@ -1,5 +1,6 @@
 // Page mappings and growable buffers for the deadline index. See detail/mapped_buffer.hpp.
 #include <chronopool/detail/mapped_buffer.hpp>
+#include <chronopool/detail/sanitizers.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,16 +11,7 @@
 // moves would keep no history, and the range they leave its stale one, which
 // a later remap to that address would take for the new buffer's. Under it a
 // mapping grows by copying, as a small buffer does.
-#if defined(__SANITIZE_THREAD__)
-#define CHRONOPOOL_REMAP 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CHRONOPOOL_REMAP 0
-#endif
-#endif
-#ifndef CHRONOPOOL_REMAP
-#define CHRONOPOOL_REMAP 1
-#endif
+#define CHRONOPOOL_REMAP (!CHRONOPOOL_THREAD_SANITIZER)
 
 namespace chronopool::detail {
 

@@ -1,18 +1,11 @@
 // The per-thread block cache behind detail::recycling_allocator.
 #include <chronopool/detail/recycling_allocator.hpp>
 
+#include <chronopool/detail/sanitizers.hpp>
+
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CHRONOPOOL_RECYCLING 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CHRONOPOOL_RECYCLING 0
-#endif
-#endif
-#ifndef CHRONOPOOL_RECYCLING
-#define CHRONOPOOL_RECYCLING 1
-#endif
+#define CHRONOPOOL_RECYCLING (!CHRONOPOOL_ADDRESS_SANITIZER)
 
 namespace chronopool::detail {
 namespace {

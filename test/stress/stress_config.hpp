@@ -7,6 +7,8 @@
 // thread interleavings do not).
 #pragma once
 
+#include <chronopool/detail/sanitizers.hpp>
+
 #include <cstdint>
 #include <cstdlib>
 
@@ -14,21 +16,9 @@ namespace stress {
 
 enum class build_kind { plain, address_sanitizer, thread_sanitizer };
 
-#if defined(__SANITIZE_THREAD__)
-inline constexpr build_kind this_build = build_kind::thread_sanitizer;
-#elif defined(__SANITIZE_ADDRESS__)
-inline constexpr build_kind this_build = build_kind::address_sanitizer;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr build_kind this_build = build_kind::thread_sanitizer;
-#elif __has_feature(address_sanitizer)
-inline constexpr build_kind this_build = build_kind::address_sanitizer;
-#else
-inline constexpr build_kind this_build = build_kind::plain;
-#endif
-#else
-inline constexpr build_kind this_build = build_kind::plain;
-#endif
+inline constexpr build_kind this_build = CHRONOPOOL_THREAD_SANITIZER    ? build_kind::thread_sanitizer
+                                         : CHRONOPOOL_ADDRESS_SANITIZER ? build_kind::address_sanitizer
+                                                                        : build_kind::plain;
 
 /// The default scale of this build: the full count everywhere, so CI pushes
 /// a million one-shot tasks (plus periodic tasks and timer waits) through the

@@ -3,6 +3,7 @@
 // detail/mapped_buffer.hpp).
 #include <chronopool/detail/deadline_index.hpp>
 #include <chronopool/detail/mapped_buffer.hpp>
+#include <chronopool/detail/sanitizers.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -20,19 +21,8 @@ namespace cpd = chronopool::detail;
 
 namespace {
 
-// Under a sanitizer malloc is the sanitizer's, and glibc's count stays still
-// (GCC says so with __SANITIZE_*__, clang with __has_feature).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool glibc_counts_malloc = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool glibc_counts_malloc = false;
-#else
-constexpr bool glibc_counts_malloc = true;
-#endif
-#else
-constexpr bool glibc_counts_malloc = true;
-#endif
+// Under a sanitizer malloc is the sanitizer's, and glibc's count stays still.
+constexpr bool glibc_counts_malloc = !CHRONOPOOL_ADDRESS_SANITIZER && !CHRONOPOOL_THREAD_SANITIZER;
 
 /// Bytes malloc has handed out and not had back, glibc's count.
 std::size_t malloc_in_use() {
