@@ -241,6 +241,9 @@ class delayed_work_queue {
   /// precision spin, which no notification reaches. The lock held.
   void wake_one() noexcept;
   void wake_all() noexcept;
+  /// wake_one(), the notification after @p lock is released (see
+  /// hand_off_and_unlock).
+  void wake_one_and_unlock(std::unique_lock<std::mutex>& lock) noexcept;
   /// Sleeps on available_ until @p until (forever for "never"); false on
   /// timeout.
   bool sleep_until(std::unique_lock<std::mutex>& lock, time_point until);
@@ -254,8 +257,9 @@ class delayed_work_queue {
   /// Gives back the index buffers that removals left sparse, allocating and
   /// freeing with the lock released (see deadline_index). Not locked.
   void shrink_index_buffers() noexcept;
-  /// Passes the leader role on: ends a follower's spin, or wakes a sleeper.
-  void hand_off() noexcept;
+  /// Passes the leader role on: ends a follower's spin, or releases @p lock
+  /// and then wakes a sleeper.
+  void hand_off_and_unlock(std::unique_lock<std::mutex>& lock) noexcept;
   /// The leader or a follower spins (watching signals_). The lock held.
   bool anyone_spinning() const noexcept { return spinning_ || spinning_followers_ != 0; }
 
@@ -290,7 +294,7 @@ class delayed_work_queue {
   wakeup_latency_average wake_latency_;  // of the leader's timed sleeps
   bool spinning_ = false;               // the leader spins
   std::size_t spinning_followers_ = 0;  // takers spinning before an untimed sleep
-  std::atomic<std::uint64_t> signals_{0};  // bumped by wake_*() and hand_off() while anyone spins
+  std::atomic<std::uint64_t> signals_{0};  // bumped by the wake-ups and hand-offs while anyone spins
 };
 
 }  // namespace chronopool::detail
