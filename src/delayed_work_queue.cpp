@@ -15,13 +15,6 @@
 namespace chronopool::detail {
 namespace {
 
-// How long a spin runs before it offers its CPU to another runnable thread:
-// the kernel often wakes a pool's threads on one CPU, and the taker that a
-// hand-off woke then spun for the next head while the thread holding the
-// due task waited, preempted, on the same CPU (a 10,000-timer `coalesce` on
-// the pool: p99 lateness 1.4-1.6x Asio's, against 1-thread runs half that).
-constexpr auto yield_every = std::chrono::microseconds(20);
-
 // Tasks leave the queue as raw pointers while the lock is held; their
 // references are dropped only after it is released, because dropping the
 // last one runs the callable's destructor, which is user code.
@@ -363,7 +356,7 @@ bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_poi
   // Spin without the lock, so that submitters are not held up; wake_one(),
   // wake_all() and the hand-offs bump signals_ for whatever would have woken
   // a sleeper (read under the lock, so no bump after it is missed). Every
-  // yield_every the CPU is offered to whoever else can run on it.
+  // spin_yield_interval the CPU is offered to whoever else can run on it.
   // As sleep_until(): counted idle, then a last look for a pushed function.
   idle_.fetch_add(1, std::memory_order_seq_cst);
   if (posted_.load(std::memory_order_seq_cst) != nullptr) {
@@ -378,7 +371,7 @@ bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_poi
   const std::uint64_t seen = signals_.load(std::memory_order_relaxed);
   lock.unlock();
   bool signalled = false;
-  time_point next_yield = clock::now() + yield_every;
+  time_point next_yield = clock::now() + spin_yield_interval;
   for (time_point now = clock::now(); now < until; now = clock::now()) {
     if (signals_.load(std::memory_order_relaxed) != seen) {
       signalled = true;
@@ -386,7 +379,7 @@ bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_poi
     }
     if (now >= next_yield) {
       std::this_thread::yield();
-      next_yield = clock::now() + yield_every;
+      next_yield = clock::now() + spin_yield_interval;
     } else {
       cpu_relax();
     }
