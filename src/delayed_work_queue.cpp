@@ -410,18 +410,18 @@ void delayed_work_queue::hand_off_and_unlock(std::unique_lock<std::mutex>& lock)
 }
 
 void delayed_work_queue::wake_one() noexcept {
-  if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
+  signal_spinners();
   available_.notify_one();
 }
 
 void delayed_work_queue::wake_one_and_unlock(std::unique_lock<std::mutex>& lock) noexcept {
-  if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
+  signal_spinners();
   lock.unlock();  // as in hand_off_and_unlock
   available_.notify_one();
 }
 
 void delayed_work_queue::wake_all() noexcept {
-  if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
+  signal_spinners();
   available_.notify_all();
 }
 

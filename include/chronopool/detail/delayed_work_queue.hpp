@@ -262,6 +262,11 @@ class delayed_work_queue {
   void hand_off_and_unlock(std::unique_lock<std::mutex>& lock) noexcept;
   /// The leader or a follower spins (watching signals_). The lock held.
   bool anyone_spinning() const noexcept { return spinning_ || spinning_followers_ != 0; }
+  /// Makes a spinning taker look again (it watches signals_, not the
+  /// condition variable). The lock held.
+  void signal_spinners() noexcept {
+    if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
+  }
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
