@@ -1,6 +1,5 @@
 #include <chronopool/detail/native_poller.hpp>
 
-#include <chronopool/detail/cpu_relax.hpp>
 #include <chronopool/detail/kernel_timer_cost.hpp>
 #include <chronopool/detail/timer_shard.hpp>
 
@@ -36,28 +35,20 @@ bool native_poller::turn() {
     const time_point now = clock::now();
     const time_point horizon = now + reach();
     bool near = false;
-    bool served = false;
     for (const auto& s : *shards_) {
       const time_point gate = s->gate();
       if (gate <= now) {
         s->serve_due();  // its gate moves on: looked at again next turn
-        near = served = true;
+        near = true;
       } else if (gate <= horizon) {
         near = true;
       }
     }
-    if (near) {
-      // Going on: a turn after another on this thread, in the context's
-      // queue, never blocks it. While it only waits, the poll offers its CPU
-      // now and then; not while waits keep coming due (`fire` 1M: yielding
-      // there gave the CPU to the submitting thread, and the p99 lateness
-      // went from 0.6-1.7 ms to 1.4-2.8).
-      if (!served && now >= next_yield_) {
-        std::this_thread::yield();
-        next_yield_ = clock::now() + spin_yield_interval;
-      }
-      return true;
-    }
+    // Going on, without offering the CPU as the pool's spins do: a thread
+    // that never blocks (a submitter) took a whole time slice from a yield,
+    // and `fire` 1M's p99 grew by a third to two thirds (twenty-fifth round
+    // of docs/performance.md).
+    if (near) return true;
     // Nothing near: stop, unless a shard published a near gate before it
     // could see the poll stop. Then go on, unless that shard already
     // started another poll.

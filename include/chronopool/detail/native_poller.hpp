@@ -104,9 +104,6 @@ class native_poller {
   std::atomic<duration::rep> window_{0};
   wakeup_latency_average latency_;
   std::atomic<std::uint64_t> starts_{0};
-  // When the poll next offers its CPU (see spin_yield_interval). Only the
-  // poll's turns use it, one at a time, each queued behind the last.
-  time_point next_yield_{};
 };
 
 }  // namespace chronopool::detail
