@@ -176,21 +176,16 @@ bool delayed_work_queue::offer(task_ptr t) {
 }
 
 bool delayed_work_queue::offer(task_ptr t, bool& new_head) {
-  std::unique_lock lock(mutex_);
-  const offer_status status = offer_locked(t, std::numeric_limits<std::size_t>::max(), new_head);
-  if (new_head) wake_one_and_unlock(lock);
-  return status == offer_status::queued;
+  return offer_and_wake(t, std::numeric_limits<std::size_t>::max(), new_head) == offer_status::queued;
 }
 
 delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, std::size_t max_size) {
-  std::unique_lock lock(mutex_);
   bool new_head = false;
-  const offer_status status = offer_locked(t, max_size, new_head);
-  if (new_head) wake_one_and_unlock(lock);
-  return status;
+  return offer_and_wake(t, max_size, new_head);
 }
 
-delayed_work_queue::offer_status delayed_work_queue::offer_locked(task_ptr& t, std::size_t max_size, bool& new_head) {
+delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t, std::size_t max_size, bool& new_head) {
+  std::unique_lock lock(mutex_);
   if (t->cancelled()) return offer_status::cancelled;
   absorb_posted_locked();  // queued functions count towards the bound, as they always have
   if (count() >= max_size) return offer_status::full;
@@ -198,9 +193,12 @@ delayed_work_queue::offer_status delayed_work_queue::offer_locked(task_ptr& t, s
   index_.insert(t.get());  // may throw (allocation): nothing changed yet
   t.detach();              // the queue owns the reference now
   new_head = wake_or_never() < wake_before;
-  // A new head: the leader sleeps for a later deadline. Void its role; the
-  // caller wakes one taker, which becomes leader for the new head.
-  if (new_head) leader_ = nullptr;
+  if (new_head) {
+    // A new head: the leader sleeps for a later deadline. Void its role and
+    // wake one taker, which becomes leader for the new head.
+    leader_ = nullptr;
+    wake_one_and_unlock(lock);
+  }
   return offer_status::queued;
 }
 

@@ -207,7 +207,9 @@ class delayed_work_queue {
   /// position counted from the first task ever queued there.
   static constexpr std::size_t ready_tag = deadline_index::owner_tag;
 
-  offer_status offer_locked(task_ptr& t, std::size_t max_size, bool& new_head);
+  /// Queues @p t under the lock unless cancelled or @p max_size is reached;
+  /// a new head voids the leader and wakes one taker after unlocking.
+  offer_status offer_and_wake(task_ptr& t, std::size_t max_size, bool& new_head);
   // Ready-lane primitives; the caller holds mutex_. The lane's front is never
   // an empty slot.
   task_base* pop_ready() noexcept;
