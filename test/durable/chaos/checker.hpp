@@ -25,6 +25,7 @@ struct fault_record {
   std::string kind;
   std::int64_t start = 0;  // ms, system_clock
   std::int64_t end = 0;
+  long target = 0;  // the worker's pid, for faults aimed at one
 };
 
 struct schedule_grid {

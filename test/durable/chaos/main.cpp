@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -35,6 +36,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace cd = chronopool::durable;
@@ -147,8 +150,51 @@ class fleet {
   int lease_ms_;
 };
 
+// The runs logged so far, and how many lines did not parse.
+std::pair<std::vector<chaos::run_record>, std::uint64_t> read_runs(const std::string& log) {
+  std::pair<std::vector<chaos::run_record>, std::uint64_t> out{};
+  std::ifstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    chaos::run_record r;
+    if (chaos::parse_run(line, r))
+      out.first.push_back(r);
+    else
+      ++out.second;
+  }
+  return out;
+}
+
+chaos::check_input with_runs(chaos::check_input in, std::vector<chaos::run_record> runs) {
+  in.runs = std::move(runs);
+  return in;
+}
+
+// On a failure: when each fault happened and what each schedule last ran,
+// in ms relative to check_until, so a report from CI can be read without a
+// rerun (the faults' timing is not reproducible from the seed alone).
+void print_timeline(const chaos::check_input& in, const std::vector<pid_t>& final_workers) {
+  fmt::print("timeline (ms relative to check_until; workers alive at the end:");
+  for (auto pid : final_workers) fmt::print(" {}", pid);
+  fmt::print(")\n");
+  for (const auto& f : in.faults)
+    fmt::print("  fault {:>7} .. {:>7}  {}{}\n", f.start - in.check_until, f.end - in.check_until, f.kind,
+               f.target ? fmt::format(" (pid {})", f.target) : std::string());
+  std::map<std::string, std::vector<const chaos::run_record*>> by_schedule;
+  for (const auto& r : in.runs) by_schedule[r.schedule].push_back(&r);
+  for (auto& [name, runs] : by_schedule) {
+    std::sort(runs.begin(), runs.end(), [](auto* a, auto* b) { return a->start < b->start; });
+    fmt::print("  {}: last runs (due, token, pid, start, end):\n", name);
+    const std::size_t from = runs.size() > 12 ? runs.size() - 12 : 0;
+    for (std::size_t i = from; i < runs.size(); ++i)
+      fmt::print("    {:>7} {:>6} {:>7} {:>7} {:>7}\n", runs[i]->due - in.check_until, runs[i]->token, runs[i]->pid,
+                 runs[i]->start - in.check_until, runs[i]->end - in.check_until);
+  }
+}
+
 int run_harness(const settings& s) {
-  std::mt19937_64 rng(s.seed ? s.seed : std::random_device{}());
+  const std::uint64_t seed = s.seed ? s.seed : std::random_device{}();
+  std::mt19937_64 rng(seed);
   auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
 
   cd::test::redis_server redis;  // appendonly yes, appendfsync always
@@ -158,8 +204,9 @@ int run_harness(const settings& s) {
   const std::string log = fmt::format("/tmp/chronopool-chaos-{}.log", ::getpid());
   std::remove(log.c_str());
   std::remove((log + ".stats").c_str());
-  fmt::print("durable_chaos: redis 127.0.0.1:{}, proxy :{}, {} workers, {} schedules every {} ms, lease {} ms, {} s\n",
-             redis.port(), proxy.port(), s.workers, s.schedules, s.period_ms, s.lease_ms, s.seconds);
+  fmt::print("durable_chaos: redis 127.0.0.1:{}, proxy :{}, {} workers, {} schedules every {} ms, lease {} ms, {} s, "
+             "seed {}\n",
+             redis.port(), proxy.port(), s.workers, s.schedules, s.period_ms, s.lease_ms, s.seconds, seed);
 
   // Schedules, created straight on Redis (not through the proxy). catch_up
   // with a large bound: after an outage every missed tick still runs, so
@@ -224,12 +271,26 @@ int run_harness(const settings& s) {
       proxy.cut_all();
     }
     fr.end = now_ms();
+    fr.target = kind == 0 || kind == 1 ? static_cast<long>(workers[w]) : 0;
     ++injected[fr.kind];
     in.faults.push_back(fr);
   }
   // Faults stop here; every tick due by now must run once the fleet recovers.
   in.check_until = now_ms();
-  sleep_ms(s.lease_ms * 2 + 1500);  // leases of killed holders run out, backlog drains
+  // Leases of killed holders run out, then the backlog drains. Catching up is
+  // serial per schedule (one pending occurrence each), about twice real time
+  // here, so faults close together can leave the fleet seconds behind: wait
+  // until every tick due by now has run, not a fixed time. The bound only
+  // turns a tick that never runs into a failure instead of a hang.
+  const auto min_wait = s.lease_ms * 2 + 1500;
+  const auto max_wait = std::int64_t{60'000};
+  std::int64_t caught_up_after = -1;
+  for (std::int64_t waited = 0; waited < max_wait; waited = now_ms() - in.check_until) {
+    sleep_ms(100);
+    if (caught_up_after < 0 && chaos::check(with_runs(in, read_runs(log).first)).missing == 0)
+      caught_up_after = now_ms() - in.check_until;
+    if (caught_up_after >= 0 && now_ms() - in.check_until >= min_wait) break;
+  }
 
   {
     chronopool::scheduled_thread_pool pool(1);
@@ -247,16 +308,8 @@ int run_harness(const settings& s) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++bad_exits;
   }
 
-  std::ifstream lines(log);
-  std::string line;
   std::uint64_t malformed = 0;
-  while (std::getline(lines, line)) {
-    chaos::run_record r;
-    if (chaos::parse_run(line, r))
-      in.runs.push_back(r);
-    else
-      ++malformed;
-  }
+  std::tie(in.runs, malformed) = read_runs(log);
   in.margin = s.lease_ms + 1500;
   const auto rep = chaos::check(in);
 
@@ -272,6 +325,8 @@ int run_harness(const settings& s) {
   for (const auto& [kind, n] : injected) fmt::print("  {:32} {}\n", kind, n);
   fmt::print("runs logged: {} (malformed {}), ticks expected {}, ticks run {}, missing {}\n", in.runs.size(),
              malformed, rep.ticks_expected, rep.ticks_run, rep.missing);
+  if (caught_up_after >= 0)
+    fmt::print("every tick due by the last fault had run {} ms after it\n", caught_up_after);
   fmt::print("ticks run more than once: {} (each near a fault, under different tokens)\n", rep.duplicated_ticks);
   fmt::print("overlapping runs of one schedule: {} (each near a fault)\n", rep.overlaps);
   fmt::print("surviving workers' counters: claimed {}, acked {}, stale acks rejected {}, released {}, "
@@ -279,9 +334,14 @@ int run_harness(const settings& s) {
              claimed, acked, stale, released, lost, reconnects);
   fmt::print("proxy connections accepted: {}\n", proxy.connections_accepted());
   for (std::size_t i = 0; i < rep.violations.size() && i < 20; ++i) fmt::print("VIOLATION: {}\n", rep.violations[i]);
-  std::remove(log.c_str());
-  std::remove((log + ".stats").c_str());
   const bool ok = rep.ok() && malformed == 0 && bad_exits == 0 && rep.ticks_expected > 0;
+  if (ok) {
+    std::remove(log.c_str());
+    std::remove((log + ".stats").c_str());
+  } else {
+    print_timeline(in, workers);
+    fmt::print("run log kept: {}\n", log);
+  }
   if (bad_exits) fmt::print("workers that did not exit cleanly: {}\n", bad_exits);
   fmt::print("{}\n", ok ? "durable_chaos: OK" : "durable_chaos: FAILED");
   return ok ? 0 : 1;
