@@ -165,11 +165,6 @@ std::pair<std::vector<chaos::run_record>, std::uint64_t> read_runs(const std::st
   return out;
 }
 
-chaos::check_input with_runs(chaos::check_input in, std::vector<chaos::run_record> runs) {
-  in.runs = std::move(runs);
-  return in;
-}
-
 // On a failure: when each fault happened and what each schedule last ran,
 // in ms relative to check_until, so a report from CI can be read without a
 // rerun (the faults' timing is not reproducible from the seed alone).
@@ -285,10 +280,12 @@ int run_harness(const settings& s) {
   const auto min_wait = s.lease_ms * 2 + 1500;
   const auto max_wait = std::int64_t{60'000};
   std::int64_t caught_up_after = -1;
-  for (std::int64_t waited = 0; waited < max_wait; waited = now_ms() - in.check_until) {
+  for (auto waited = std::int64_t{0}; waited < max_wait; waited = now_ms() - in.check_until) {
     sleep_ms(100);
-    if (caught_up_after < 0 && chaos::check(with_runs(in, read_runs(log).first)).missing == 0)
-      caught_up_after = now_ms() - in.check_until;
+    if (caught_up_after < 0) {
+      in.runs = read_runs(log).first;  // read again, in full, once the workers have stopped
+      if (chaos::check(in).missing == 0) caught_up_after = now_ms() - in.check_until;
+    }
     if (caught_up_after >= 0 && now_ms() - in.check_until >= min_wait) break;
   }
 
