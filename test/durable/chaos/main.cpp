@@ -274,7 +274,7 @@ int run_harness(const settings& s) {
   in.check_until = now_ms();
   // Leases of killed holders run out, then the backlog drains. Catching up is
   // serial per schedule (one pending occurrence each), about twice real time
-  // here, so faults close together can leave the fleet seconds behind: wait
+  // under ASan on 2 cores, so faults close together can leave the fleet seconds behind: wait
   // until every tick due by now has run, not a fixed time. The bound only
   // turns a tick that never runs into a failure instead of a hang.
   const auto min_wait = s.lease_ms * 2 + 1500;
