@@ -492,6 +492,44 @@ bool deadline_index::erase(index_node& n) noexcept {
   return true;
 }
 
+bool deadline_index::relocate(index_node& from, index_node& to) noexcept {
+  // The same lookup as erase(); the entry (or bucket slot) is re-pointed.
+  const std::size_t i = from.heap_index;
+  if (i == index_node::not_queued || (i & owner_tag) != 0) return false;
+  index_node** where = nullptr;
+  if ((i & wheel_tag) != 0 && (i & (tier_tag | never_tag)) == 0) {
+    const std::size_t s = (i & ~wheel_tag) >> bucket_shift;
+    const std::size_t pos = i & position_mask;
+    if (s < wheel_slots && pos < wheel_[s].size() && wheel_[s][pos].node == &from) where = &wheel_[s][pos].node;
+  } else if ((i & tier_tag) != 0) {
+    const std::size_t j = (i & ~tier_tag) >> bucket_shift;
+    const std::size_t pos = i & position_mask;
+    if (j < buckets) {
+      if (pos < tier_[j].size() && tier_[j][pos] == &from) {
+        where = &tier_[j][pos];
+      } else if (pos < stale_[j].size() && stale_[j][pos] == &from) {
+        where = &stale_[j][pos];
+      }
+    }
+  } else if ((i & never_tag) != 0) {
+    const std::size_t pos = i & ~never_tag;
+    if (pos < never_.size() && never_[pos] == &from) where = &never_[pos];
+  } else if ((i & run_tag) != 0) {
+    const std::size_t id = i & ~run_tag;
+    if (id >= run_origin_) {
+      const std::size_t p = id - run_origin_;
+      if (p >= run_pos_ && p < run_.size() && run_[p].node == &from) where = &run_[p].node;
+    }
+  } else if (i < heap_.size() && heap_[i].node == &from) {
+    where = &heap_[i].node;
+  }
+  if (where == nullptr) return false;
+  *where = &to;
+  to.heap_index = i;
+  from.heap_index = index_node::not_queued;
+  return true;
+}
+
 // ---- giving a sparse buffer back ---------------------------------------------------------
 
 deadline_index::node_buffer& deadline_index::buffer_of(const shrink_request& r) noexcept {

@@ -2,6 +2,7 @@
 #include <chronopool/detail/timer_shard.hpp>
 
 #include <chronopool/detail/cpu_relax.hpp>
+#include <chronopool/detail/inline_abort_chunk.hpp>
 #include <chronopool/detail/kernel_timer_cost.hpp>
 #include <chronopool/detail/pool_core.hpp>
 #include <chronopool/detail/task_base.hpp>
@@ -83,6 +84,7 @@ class delivery {
   ~delivery() {
     if (!shard_) return;  // moved from
     if (started_) {
+      if (!delivering_) return;  // ran to the end
       // A handler threw out of operator(): the rest go on without it.
       if (!list_.empty()) shard_->post_list(std::exchange(list_, {}));
       return;
@@ -105,13 +107,19 @@ class delivery {
 
   void operator()() {
     started_ = true;
+    delivering_ = true;
     if (batch_) {
       list_ = shard_->take_batch();
-    } else if (!claimed_) {
+      shard_->deliver(list_);
+      delivering_ = false;
+      return;
+    }
+    if (!claimed_) {
       if (auto* stall = testing::before_claim.load(std::memory_order_relaxed)) stall();
       shard_->claim(list_);  // a cancel that came meanwhile made some of them aborts
     }
     shard_->deliver(list_);
+    delivering_ = false;
   }
 
  private:
@@ -120,6 +128,7 @@ class delivery {
   bool batch_;
   bool claimed_;
   bool started_ = false;
+  bool delivering_ = false;  // in operator(): the destructor runs only if a handler threw
 };
 
 void deliver_last_resort(wait_list& list) noexcept {
@@ -294,6 +303,12 @@ struct after_unlock {
   task_ptr superseded;  // a wake-up no longer needed
   task_ptr submit;      // a wake-up to queue in the pool
   wait_list dropped;    // waits drained from the inbox in a shutdown: destroyed uncalled
+  // A timer's inline wait that a call on the timer took out of the shard
+  // when no memory could be had for it: completed with operation_aborted
+  // here (or, complete_here_drops, destroyed uncalled) as a last resort.
+  timer_impl* complete_here = nullptr;
+  bool complete_here_drops = false;
+  bool drop_stranded = false;  // inline waits dropped in a shutdown wait in the stranded list
 
   /// The noexcept part, then the submission, which may throw.
   void run() {
@@ -315,6 +330,11 @@ struct after_unlock {
   }
   void finish() noexcept {
     if (!dropped.empty()) timer_shard::discard(dropped);
+    if (complete_here != nullptr) finish_here();
+    if (drop_stranded) {
+      drop_stranded = false;
+      shard.drop_stranded();
+    }
     if (post_drain) {
       post_drain = false;
       shard.post_abort_drain();
@@ -329,6 +349,20 @@ struct after_unlock {
       shard.shrink_index_buffers();
     }
   }
+  void finish_here() noexcept {
+    timer_impl& t = *std::exchange(complete_here, nullptr);
+    alignas(void*) unsigned char handler[sizeof(void*)];
+    const inline_wait_ops* ops = t.inline_ops();
+    // Out of the timer first: the handler may end the timer's life.
+    ops->relocate(handler, t.inline_storage());
+    t.free_inline();
+    if (std::exchange(complete_here_drops, false)) return ops->destroy(handler);
+    try {
+      ops->complete(handler, boost::asio::error::operation_aborted);
+    } catch (...) {
+      // Completed in a call that cannot report it: the handler's exception is lost.
+    }
+  }
   // Every path that rewakes leaves a pool wake-up to submit here, unless it
   // ran run() itself to see the error: a wake-up armed but never queued
   // would leave its waits with nobody to fire them.
@@ -339,7 +373,15 @@ struct after_unlock {
 
 timer_shard::timer_shard(timer_service& service, native_poller& poller) : service_(service), poller_(poller) {}
 
-timer_shard::~timer_shard() = default;
+timer_shard::~timer_shard() {
+  for (auto* list : {spare_chunks_, returned_chunks_.load(std::memory_order_acquire)}) {
+    while (list != nullptr) {
+      auto* const next = static_cast<inline_abort_chunk*>(list->link());
+      delete list;
+      list = next;
+    }
+  }
+}
 
 void timer_shard::set_context_executor(const boost::asio::any_io_executor& ex) {
   std::lock_guard lock(mutex_);
@@ -367,7 +409,7 @@ std::size_t timer_shard::pending() const {
   // Waits in the inbox are started too. Only a lock holder takes them out,
   // so walking it under the lock is safe.
   std::size_t n = held_;
-  for (const wait_op_base* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->link()) ++n;
+  for (const wait_node* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->inbox_link()) ++n;
   return n;
 }
 
@@ -394,7 +436,7 @@ timer_shard& timer_shard::home_for_wait(timer_impl& t, timer_shard& preferred) {
   if (t.shard.load(std::memory_order_acquire) == timer_impl::word_of(&preferred)) return preferred;
   std::unique_lock<adaptive_mutex> lock;
   timer_shard& home = lock_home(t, lock);
-  if (&home == &preferred || t.first.load(std::memory_order_relaxed) != nullptr) return home;
+  if (&home == &preferred || t.first.load(std::memory_order_relaxed) != nullptr || t.inline_ops() != nullptr) return home;
   // Nothing pending: nothing in the home shard refers to the timer, so it
   // may move to the calling thread's shard, where its waits will not contend
   // with other threads' timers. Not while a wait started without the lock
@@ -407,7 +449,10 @@ timer_shard& timer_shard::home_for_wait(timer_impl& t, timer_shard& preferred) {
   return preferred;
 }
 
-bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexcept {
+bool timer_shard::try_start_unlocked(wait_node& node, timer_impl* timer) noexcept {
+  // A block wait, or (timer's own node) the timer's inline wait, which has
+  // no state of its own and no cancellation slot.
+  auto* const block = node.is_inline() ? nullptr : static_cast<wait_op_base*>(&node);
   std::int64_t gate = gate_.load(std::memory_order_seq_cst);
   if (gate == gate_closed) return false;  // nothing armed (or going): the lock arms
   // A timer's wait is linked to the timer when it is drained, under the
@@ -424,7 +469,7 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
   // Sequentially consistent, after the claim: a new expiry stored meanwhile
   // (cancel() with an expiry) is either read here or sees the claim and
   // waits for this wait, to cancel it.
-  const time_point deadline = timer ? timer->expiry.load(std::memory_order_seq_cst) : op.deadline();
+  const time_point deadline = timer ? timer->expiry(std::memory_order_seq_cst) : node.deadline();
   const auto due = deadline.time_since_epoch().count();
   // Only at or after the armed wake-up: a wait that moves the wake-up
   // earlier needs the lock anyway.
@@ -432,23 +477,28 @@ bool timer_shard::try_start_unlocked(wait_op_base& op, timer_impl* timer) noexce
     if (timer != nullptr) timer->release_start_claim();
     return false;
   }
-  op.set_deadline(deadline);  // its sequence is given where it is drained, in push order
-  if (timer != nullptr) op.set_last_of(timer);  // linked at the drain
-  // A cancellation slot emitted while the wait starts: as under the lock,
-  // the start sees the request or the slot sees the wait `unlocked` (and
-  // then drains it itself, see cancel_wait). Both sequentially consistent
-  // for a wait with a slot (see wait_op_base::enter).
-  if (op.enter(wait_state::unlocked)) {
-    op.state.store(wait_state::starting, std::memory_order_relaxed);
-    if (timer != nullptr) timer->release_start_claim();
-    return false;  // the locked start aborts it at once
+  if (block != nullptr) {
+    // (An inline wait's deadline is the expiry itself.) Its sequence is
+    // given where it is drained, in push order.
+    block->set_deadline(deadline);
+    if (timer != nullptr) block->set_last_of(timer);  // linked at the drain
+    // A cancellation slot emitted while the wait starts: as under the lock,
+    // the start sees the request or the slot sees the wait `unlocked` (and
+    // then drains it itself, see cancel_wait). Both sequentially consistent
+    // for a wait with a slot (see wait_op_base::enter).
+    if (block->enter(wait_state::unlocked)) {
+      block->state.store(wait_state::starting, std::memory_order_relaxed);
+      if (timer != nullptr) timer->release_start_claim();
+      return false;  // the locked start aborts it at once
+    }
   }
   // From the push on, the wait is the shard's: it may be drained, fired and
-  // freed on another thread at once, so nothing below touches it.
-  wait_op_base* head = inbox_.load(std::memory_order_relaxed);
+  // freed (or, inline, moved out of the timer) on another thread at once,
+  // so nothing below touches it.
+  wait_node* head = inbox_.load(std::memory_order_relaxed);
   do {
-    op.set_link(head);
-  } while (!inbox_.compare_exchange_weak(head, &op, std::memory_order_seq_cst, std::memory_order_relaxed));
+    node.set_inbox_link(head);
+  } while (!inbox_.compare_exchange_weak(head, &node, std::memory_order_seq_cst, std::memory_order_relaxed));
   gate = gate_.load(std::memory_order_seq_cst);
   if (gate != gate_closed && due >= gate) {
     // The armed wake-up (or a drain before it) takes it. A long inbox is
@@ -501,7 +551,7 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     if (shutting_down_) return start_result::refused;
     // An unlocked start of the same timer before this one is linked first.
     drain_inbox_locked(later);
-    if (timer) op.set_deadline(timer->expiry.load(std::memory_order_relaxed));
+    if (timer) op.set_deadline(timer->expiry());
     op.set_sequence(next_sequence_++);
     index_.insert(&op);  // may throw: nothing changed yet
     if (held_ == 0) {
@@ -554,6 +604,55 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     index_.erase(op);
     unlink_locked(op);
     op.state.store(wait_state::finished, std::memory_order_relaxed);
+    release_locked(1, later);
+    throw;
+  }
+  return start_result::started;
+}
+
+timer_shard::start_result timer_shard::start_inline(timer_impl& t) {
+  if (try_start_unlocked(t, &t)) return start_result::started;
+  std::uint64_t sequence = 0;
+  after_unlock later(*this);
+  {
+    std::lock_guard lock(mutex_);
+    if (t.home() != this) return start_result::moved;  // acquire, as in start()
+    if (shutting_down_) return start_result::refused;
+    drain_inbox_locked(later);  // an unlocked start of the same timer before this one is indexed first
+    sequence = next_sequence_++;
+    t.set_sequence(sequence);
+    index_.insert(&t);  // may throw: nothing changed yet
+    if (held_ == 0) {
+      try {
+        work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
+      } catch (...) {
+        index_.erase(t);
+        throw;
+      }
+    }
+    ++held_;
+    // Nothing to link: the inline wait is its timer's oldest by place.
+    try {
+      rewake_locked(later, false);
+    } catch (...) {
+      index_.erase(t);  // out before any thread could take it (we still hold the lock)
+      release_locked(1, later);
+      rewake_locked(later, true);
+      throw;
+    }
+  }
+  const task_ptr refused = later.submit;  // if the pool refuses it
+  try {
+    later.run();
+  } catch (...) {
+    // As in start(): take the wait back unless it left the index meanwhile
+    // (fired or cancelled, and so moved into a block that is delivered; the
+    // sequence tells it from a wait another thread started on the timer
+    // since then).
+    std::lock_guard lock(mutex_);
+    forget_wakeup_locked(refused);
+    if (!inline_queued(t) || t.sequence() != sequence) return start_result::started;
+    index_.erase(t);
     release_locked(1, later);
     throw;
   }
@@ -614,12 +713,235 @@ timer_impl* timer_shard::abort_locked(wait_op_base& op, after_unlock& later, tim
   index_.erase(op);
   if (index_.wants_shrink()) [[unlikely]]
     later.shrink_buffers = true;
+  batch_locked(op, later);
+  return left;
+}
+
+void timer_shard::batch_locked(wait_op_base& op, after_unlock& later) noexcept {
   batch_.push_back(&op);
+  ++batch_waits_;
   if (!drain_posted_) {
     drain_posted_ = true;
     later.post_drain = true;
   }
-  return left;
+}
+
+// ---- a timer's inline wait leaving the timer ---------------------------------------------
+
+inline_abort_chunk* timer_shard::chunk_at_end_locked(wait_list& list) noexcept {
+  if (!list.empty() && list.back()->is_chunk()) {
+    auto* last = static_cast<inline_abort_chunk*>(list.back());
+    if (!last->full()) return last;
+  }
+  inline_abort_chunk* next = nullptr;
+  if (spare_chunks_ == nullptr) {
+    spare_chunks_ = returned_chunks_.exchange(nullptr, std::memory_order_acquire);
+    returned_count_.store(0, std::memory_order_relaxed);
+  }
+  if (spare_chunks_ != nullptr) {
+    inline_abort_chunk* const spare = spare_chunks_;
+    spare_chunks_ = static_cast<inline_abort_chunk*>(spare->link());
+    next = inline_abort_chunk::reuse(spare);
+  } else {
+    try {
+      next = inline_abort_chunk::make();
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  list.push_back(next);
+  return next;
+}
+
+void timer_shard::give_chunk(inline_abort_chunk* c) noexcept {
+  // A few kept for the next aborts (a mass cancel delivered as it goes
+  // cycles through a handful; fresh memory cost page faults, most of a
+  // cancel on a VM); the rest freed.
+  if (returned_count_.fetch_add(1, std::memory_order_relaxed) >= spare_chunk_limit) {
+    returned_count_.fetch_sub(1, std::memory_order_relaxed);
+    delete c;
+    return;
+  }
+  inline_abort_chunk* head = returned_chunks_.load(std::memory_order_relaxed);
+  do {
+    c->set_link(head);
+  } while (!returned_chunks_.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
+}
+
+wait_op_base* timer_shard::evacuate_inline_locked(timer_impl& t, bool linked) noexcept {
+  wait_op_base* const b = t.inline_ops()->evacuate(t);
+  if (b == nullptr) return nullptr;  // out of memory: the caller strands it
+  if (linked) {
+    // In the inline wait's place: the oldest of the timer's waits.
+    if (wait_op_base* const first = t.first.load(std::memory_order_relaxed)) {
+      b->set_next_wait(first);
+    } else {
+      b->set_last_of(&t);
+      t.last = b;
+    }
+    t.first.store(b, std::memory_order_relaxed);
+  }
+  t.free_inline();  // release, after the block is linked: see idle()
+  return b;
+}
+
+bool timer_shard::batch_inline_locked(timer_impl& t, bool aborted, after_unlock& later) noexcept {
+  if (aborted) {
+    if (inline_abort_chunk* chunk = chunk_at_end_locked(batch_)) {
+      chunk->add(t);
+      ++batch_waits_;
+      if (!drain_posted_) {
+        drain_posted_ = true;
+        later.post_drain = true;
+      }
+      return true;
+    }
+  }
+  // A block of its own (a fired one: the abort drain delivers it with
+  // success; it is claimed already).
+  wait_op_base* const b = evacuate_inline_locked(t, false);
+  if (b == nullptr) return false;
+  b->aborted = aborted;
+  b->state.store(wait_state::aborted, std::memory_order_relaxed);
+  batch_locked(*b, later);
+  return true;
+}
+
+void timer_shard::abort_inline_locked(timer_impl& t, after_unlock& later, bool popped, bool pinned) noexcept {
+  if (!popped) {
+    index_.erase(t);
+    if (index_.wants_shrink()) [[unlikely]]
+      later.shrink_buffers = true;
+  }
+  if (batch_inline_locked(t, true, later)) return;
+  if (pinned) {
+    // Out of memory, on the thread of a call on the timer (which keeps it
+    // alive until it returns): completed there once the lock is released,
+    // as a last resort, like a batch whose post failed.
+    release_locked(1, later);
+    later.complete_here = &t;
+    return;
+  }
+  strand_locked(t, timer_impl::stranded_as::aborted, later);
+}
+
+void timer_shard::drop_inline_locked(timer_impl& t, wait_list& into, after_unlock& later) noexcept {
+  if (inline_abort_chunk* chunk = chunk_at_end_locked(into)) {
+    chunk->add(t);  // discarded uncalled with the rest of the list
+    return;
+  }
+  if (wait_op_base* const b = evacuate_inline_locked(t, false)) {
+    b->state.store(wait_state::finished, std::memory_order_relaxed);
+    into.push_back(b);
+    return;
+  }
+  strand_locked(t, timer_impl::stranded_as::dropped, later);
+}
+
+void timer_shard::strand_locked(timer_impl& t, timer_impl::stranded_as as, after_unlock& later) noexcept {
+  t.set_stranded(as);
+  t.set_next_stranded(stranded_);
+  stranded_ = &t;
+  if (as == timer_impl::stranded_as::dropped) {
+    later.drop_stranded = true;
+  } else if (!drain_posted_) {
+    // The abort drain tries again (and every collect); until memory is
+    // back, it waits in the list, never lost, never run twice.
+    drain_posted_ = true;
+    later.post_drain = true;
+  }
+}
+
+void timer_shard::unlink_stranded_locked(timer_impl* prev, timer_impl& t) noexcept {
+  if (prev != nullptr) {
+    prev->set_next_stranded(t.next_stranded());
+  } else {
+    stranded_ = t.next_stranded();
+  }
+  t.set_next_stranded(nullptr);
+}
+
+bool timer_shard::unstrand_locked(timer_impl& t) noexcept {
+  timer_impl* prev = nullptr;
+  for (timer_impl* p = stranded_; p != nullptr; prev = p, p = p->next_stranded()) {
+    if (p != &t) continue;
+    unlink_stranded_locked(prev, t);
+    return true;
+  }
+  return false;
+}
+
+void timer_shard::retry_stranded_locked(after_unlock& later) noexcept {
+  timer_impl* prev = nullptr;
+  for (timer_impl* t = stranded_; t != nullptr;) {
+    timer_impl* const after = t->next_stranded();
+    const auto as = t->stranded();
+    // A dropped one waits for the shutdown's drop_stranded().
+    if (as != timer_impl::stranded_as::dropped) {
+      t->set_stranded(timer_impl::stranded_as::none);
+      unlink_stranded_locked(prev, *t);
+      if (batch_inline_locked(*t, as == timer_impl::stranded_as::aborted, later)) {
+        t = after;
+        continue;
+      }
+      // Still out of memory: back in its place.
+      t->set_stranded(as);
+      t->set_next_stranded(after);
+      if (prev != nullptr) {
+        prev->set_next_stranded(t);
+      } else {
+        stranded_ = t;
+      }
+    }
+    prev = t;
+    t = after;
+  }
+}
+
+void timer_shard::drop_stranded() noexcept {
+  // One at a time, each handler moved out of its timer under the lock and
+  // destroyed outside it: destroying one may destroy other timers (a
+  // coroutine's frame), whose own stranded waits their destructors then
+  // take out of the list.
+  for (;;) {
+    alignas(void*) unsigned char handler[sizeof(void*)];
+    const inline_wait_ops* ops = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      timer_impl* prev = nullptr;
+      timer_impl* t = stranded_;
+      while (t != nullptr && t->stranded() != timer_impl::stranded_as::dropped) {
+        prev = t;
+        t = t->next_stranded();
+      }
+      if (t == nullptr) return;
+      unlink_stranded_locked(prev, *t);
+      ops = t->inline_ops();
+      ops->relocate(handler, t->inline_storage());
+      t->free_inline();
+    }
+    ops->destroy(handler);
+  }
+}
+
+std::size_t timer_shard::settle_stranded_of_locked(timer_impl& t, after_unlock& later) noexcept {
+  // A call on the timer found its inline wait stranded: it leaves the timer
+  // now (the call keeps the timer alive until it returns). A fired one is
+  // still cancellable, as a fired block not claimed yet is: it counts.
+  const auto as = t.stranded();
+  if (as == timer_impl::stranded_as::none || !unstrand_locked(t)) return 0;
+  t.set_stranded(timer_impl::stranded_as::none);
+  if (as == timer_impl::stranded_as::dropped) {
+    later.complete_here = &t;  // destroyed uncalled there: the context is going
+    later.complete_here_drops = true;
+    return 0;
+  }
+  // Out of the shard's hands either way: in the batch, or completed here.
+  if (!batch_inline_locked(t, true, later)) {
+    release_locked(1, later);
+    later.complete_here = &t;
+  }
+  return as == timer_impl::stranded_as::fired ? 1 : 0;
 }
 
 void timer_shard::shrink_index_buffers() noexcept { detail::shrink_index_buffers(index_, mutex_); }
@@ -643,14 +965,19 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
   // Sequentially consistent, after the gate's store (see the file comment);
   // the exchange only when there is something to take.
   if (inbox_.load(std::memory_order_seq_cst) == nullptr) return false;
-  wait_op_base* const newest = inbox_.exchange(nullptr, std::memory_order_seq_cst);
+  wait_node* const newest = inbox_.exchange(nullptr, std::memory_order_seq_cst);
   inbox_count_.store(0, std::memory_order_relaxed);
   // Oldest first: the index then grows in start order, as under the lock.
-  wait_op_base* p = reverse_chain<wait_op_base::list_link>(newest);
+  wait_node* p = reverse_chain<wait_node::inbox_link_of>(newest);
   while (p != nullptr) {
-    wait_op_base& op = *p;
-    p = op.link();
-    op.set_link(nullptr);
+    wait_node& node = *p;
+    p = node.inbox_link();
+    node.set_inbox_link(nullptr);
+    if (node.is_inline()) {
+      drain_inline_locked(static_cast<timer_impl&>(node), later);
+      continue;
+    }
+    auto& op = static_cast<wait_op_base&>(node);
     timer_impl* const timer = op.timer();
     if (shutting_down_) {
       op.state.store(wait_state::finished, std::memory_order_relaxed);  // for cancel_wait's loop: gone
@@ -707,6 +1034,38 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
   return true;
 }
 
+void timer_shard::drain_inline_locked(timer_impl& t, after_unlock& later) noexcept {
+  // As drain_inbox_locked() does for a block (nothing to link: the inline
+  // wait is its timer's oldest by place); then the timer's claim is released.
+  if (shutting_down_) {
+    drop_inline_locked(t, later.dropped, later);  // Asio's rule for a context that is going
+    t.release_start_claim();
+    return;
+  }
+  t.set_sequence(next_sequence_++);
+  try {
+    if (held_ == 0 && !work_) {
+      // The shard let go of its last wait earlier in this section.
+      if (later.released_work) {
+        work_ = std::move(later.released_work);
+        later.released_work.reset();
+      } else {
+        work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
+      }
+    }
+    index_.insert(&t);
+  } catch (...) {
+    // Out of memory: it completes with operation_aborted, as a block would.
+    ++held_;
+    abort_inline_locked(t, later, true, false);
+    t.release_start_claim();
+    return;
+  }
+  ++held_;
+  t.release_start_claim();
+  ++unlocked_starts_;
+}
+
 void timer_shard::publish_gate_locked() noexcept {
   // Until a pending re-arm (see arm_wakeup_locked), the gate stays at the
   // time that was armed and has passed: a wait pushed meanwhile is drained
@@ -726,6 +1085,9 @@ bool timer_shard::idle(const timer_impl& t) noexcept {
   // The claim first (acquire): once it is released, the wait it stood for
   // is linked, and `first` shows it.
   if ((t.shard.load(std::memory_order_acquire) & timer_impl::start_pending) != 0) return false;
+  // The inline wait before the list (acquire): a fired one is linked as a
+  // block before it is freed.
+  if (t.inline_ops(std::memory_order_acquire) != nullptr) return false;
   return t.first.load(std::memory_order_acquire) == nullptr;
 }
 
@@ -737,10 +1099,16 @@ std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
   std::unique_lock<adaptive_mutex> lock;
   timer_shard& s = lock_home(t, lock);
   after_unlock later(s);
+  std::size_t n = 0;
   if (expiry) {
+    // The inline wait's deadline is the expiry: out of the index before it changes.
+    if (inline_queued(t)) {
+      s.abort_inline_locked(t, later, false, true);
+      ++n;
+    }
     // Stored first, sequentially consistent: an unlocked start that read the
     // old expiry claimed the timer before, and is waited for below.
-    t.expiry.store(*expiry, std::memory_order_seq_cst);
+    t.set_expiry(*expiry, std::memory_order_seq_cst);
     s.drain_inbox_locked(later);
     // It pushes (or gives up) without the lock: a few instructions away.
     while ((t.shard.load(std::memory_order_seq_cst) & timer_impl::start_pending) != 0) {
@@ -752,7 +1120,13 @@ std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
     // concurrently with this cancel: it comes after it.
     s.drain_inbox_locked(later);
   }
-  std::size_t n = 0;
+  // The inline wait is the oldest (one started meanwhile, and drained
+  // above, with a new expiry).
+  if (inline_queued(t)) {
+    s.abort_inline_locked(t, later, false, true);
+    ++n;
+  }
+  n += s.settle_stranded_of_locked(t, later);
   while (wait_op_base* op = t.first.load(std::memory_order_relaxed)) {
     s.abort_locked(*op, later, &t);
     ++n;
@@ -768,6 +1142,13 @@ std::size_t timer_shard::cancel_one(timer_impl& t) {
   timer_shard& s = lock_home(t, lock);
   after_unlock later(s);
   s.drain_inbox_locked(later);
+  if (inline_queued(t) || s.settle_stranded_of_locked(t, later) != 0) {
+    // The oldest wait.
+    if (inline_queued(t)) s.abort_inline_locked(t, later, false, true);
+    s.rewake_locked(later, true);
+    lock.unlock();  // before `later` does its part
+    return 1;
+  }
   wait_op_base* const oldest = t.first.load(std::memory_order_relaxed);
   if (oldest == nullptr) {
     lock.unlock();  // before `later` does its part, as below
@@ -804,7 +1185,26 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   // a move is not concurrent with other uses of the object).
   home.drain_inbox_locked(later);
   to.shard.store(timer_impl::word_of(&home), std::memory_order_relaxed);  // `to` is new: nobody else sees it yet
-  to.expiry.store(from.expiry.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  to.set_expiry(from.expiry());
+  if (const inline_wait_ops* ops = from.inline_ops()) {
+    // Its inline wait moves with the object: queued (the drain took it in),
+    // it keeps its place in the index; stranded, its place in that list.
+    ops->relocate(to.inline_storage(), from.inline_storage());
+    if (from.stranded() != timer_impl::stranded_as::none) {
+      timer_impl* prev = nullptr;
+      for (timer_impl* p = home.stranded_; p != &from; p = p->next_stranded()) prev = p;
+      to.set_next_stranded(from.next_stranded());
+      if (prev != nullptr) {
+        prev->set_next_stranded(&to);
+      } else {
+        home.stranded_ = &to;
+      }
+    } else {
+      to.set_sequence(from.sequence());
+      home.index_.relocate(from, to);
+    }
+    to.take_inline_word(from);
+  }
   to.first.store(from.first.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
   to.last = std::exchange(from.last, nullptr);
   if (to.last) to.last->set_last_of(&to);  // where its waits find their timer
@@ -812,7 +1212,7 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   for (wait_op_base* w = to.first.load(std::memory_order_relaxed); w != nullptr; w = w->next_wait()) {
     if (w->state.load(std::memory_order_relaxed) == wait_state::fired) w->set_fired_timer(&to);
   }
-  from.expiry.store(time_point(), std::memory_order_relaxed);  // as if newly constructed
+  from.set_expiry(time_point());  // as if newly constructed
   lock.unlock();  // before `later` does its part
 }
 
@@ -822,9 +1222,11 @@ wait_list timer_shard::take_batch() noexcept {
   after_unlock later(*this);
   wait_list list;
   std::lock_guard lock(mutex_);
+  if (stranded_ != nullptr) [[unlikely]]
+    retry_stranded_locked(later);
   list.swap(batch_);
   drain_posted_ = false;
-  release_locked(list.size(), later);
+  release_locked(std::exchange(batch_waits_, 0), later);
   return list;
 }
 
@@ -872,6 +1274,18 @@ void timer_shard::discard(wait_list& list) noexcept {
 
 void timer_shard::deliver(wait_list& list) {
   while (!list.empty()) {
+    if (list.front()->is_chunk()) {
+      // Its records one by one: when a handler throws, the chunk stays
+      // first in the list with the rest.
+      auto* chunk = static_cast<inline_abort_chunk*>(list.front());
+      if (chunk->remaining() > 1) {
+        chunk->complete_next();
+      } else {
+        list.pop_front();
+        chunk->complete_last([this](inline_abort_chunk* c) { give_chunk(c); });
+      }
+      continue;
+    }
     wait_op_base* op = list.pop_front();
     op->state.store(wait_state::finished, std::memory_order_relaxed);
     op->complete();
@@ -937,10 +1351,14 @@ class fired_timer_finder {
       }
     }
     timer_impl* const t = op.timer();
+    note(op, t);
+    return t;
+  }
+  /// @p op, fired from @p t: a wait after it is found from it.
+  void note(const wait_op_base& op, timer_impl* t) noexcept {
     before_[next_] = &op;
     timer_[next_] = t;
     next_ = (next_ + 1) % ways;
-    return t;
   }
 
  private:
@@ -955,12 +1373,31 @@ class fired_timer_finder {
 
 void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexcept {
   drain_inbox_locked(later);
+  if (stranded_ != nullptr) [[unlikely]]
+    retry_stranded_locked(later);
   const time_point now = clock::now();
   fired_timer_finder find_timer;
   chunk_ends.start(nullptr);
   while (index_node* n = index_.pop_due(now)) {
-    auto& op = static_cast<wait_op_base&>(*n);
-    op.set_fired_timer(find_timer(op));
+    auto& node = static_cast<wait_node&>(*n);
+    wait_op_base* fired;
+    if (node.is_inline()) {
+      // Out of the timer, into a block at the front of its list, before it
+      // is handed to anyone: its timer may be moved or destroyed once the
+      // lock is released.
+      auto& t = static_cast<timer_impl&>(node);
+      fired = evacuate_inline_locked(t, true);
+      if (fired == nullptr) {
+        strand_locked(t, timer_impl::stranded_as::fired, later);
+        continue;
+      }
+      find_timer.note(*fired, &t);
+      fired->set_fired_timer(&t);
+    } else {
+      fired = &static_cast<wait_op_base&>(node);
+      fired->set_fired_timer(find_timer(*fired));
+    }
+    wait_op_base& op = *fired;
     op.state.store(wait_state::fired, std::memory_order_relaxed);  // still linked: cancellable
     out.push_back(&op);
     if (out.size() == 1) chunk_ends.start(&op);
@@ -1366,7 +1803,14 @@ void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexc
       // first of the timer the one before was aborted from.
       timer_impl* run = nullptr;
       while (index_node* n = index_.pop_first()) {
-        auto& op = static_cast<wait_op_base&>(*n);
+        auto& node = static_cast<wait_node&>(*n);
+        if (node.is_inline()) {
+          auto& t = static_cast<timer_impl&>(node);
+          abort_inline_locked(t, later, true, false);
+          run = t.first.load(std::memory_order_relaxed) != nullptr ? &t : nullptr;
+          continue;
+        }
+        auto& op = static_cast<wait_op_base&>(node);
         const bool same_timer = run != nullptr && run->first.load(std::memory_order_relaxed) == &op;
         run = abort_locked(op, later, same_timer ? run : nullptr);
       }
@@ -1378,12 +1822,22 @@ void timer_shard::on_wakeup_cancelled(shard_wakeup& w, bool discard_waits) noexc
 void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept {
   drain_inbox_locked(later);
   std::size_t n = 0;
-  index_.clear([&](index_node& node) {
-    auto& op = static_cast<wait_op_base&>(node);
+  index_.clear([&](index_node& in) {
+    auto& node = static_cast<wait_node&>(in);
+    timer_impl* t = nullptr;
+    if (node.is_inline()) {
+      t = &static_cast<timer_impl&>(node);
+      drop_inline_locked(*t, out, later);  // out of its timer
+    } else {
+      auto& op = static_cast<wait_op_base&>(node);
+      t = op.timer();
+      out.push_back(&op);
+    }
+    ++n;
     // Every queued wait goes, so every timer's list empties. Its fired
     // waits still linked (in delivery lists) are detached too: their
     // deliveries must not look for a timer that may be gone by then.
-    if (timer_impl* const t = op.timer()) {
+    if (t != nullptr) {
       for (wait_op_base* w = t->first.load(std::memory_order_relaxed); w != nullptr;) {
         wait_op_base* const after = w->next_wait();
         w->clear_timer();
@@ -1392,12 +1846,15 @@ void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept 
       t->last = nullptr;
       t->first.store(nullptr, std::memory_order_release);
     }
-    out.push_back(&op);
-    ++n;
   });
-  while (!batch_.empty()) {
-    out.push_back(batch_.pop_front());
+  while (!batch_.empty()) out.push_back(batch_.pop_front());
+  n += std::exchange(batch_waits_, 0);
+  // Stranded inline waits go too (fired or aborted ones were still held).
+  for (timer_impl* t = stranded_; t != nullptr; t = t->next_stranded()) {
+    if (t->stranded() == timer_impl::stranded_as::dropped) continue;
+    t->set_stranded(timer_impl::stranded_as::dropped);
     ++n;
+    later.drop_stranded = true;
   }
   drain_posted_ = false;
   release_locked(n, later);

@@ -123,9 +123,10 @@ class timer_service : public boost::asio::execution_context::service {
   // ---- per-object operations (the I/O object forwards to these) -------------
   void construct(implementation_type& impl) noexcept {
     impl.shard.store(detail::timer_impl::word_of(&local_shard()), std::memory_order_relaxed);
-    impl.expiry.store(detail::time_point(), std::memory_order_relaxed);
+    impl.set_expiry(detail::time_point());
     impl.first.store(nullptr, std::memory_order_relaxed);
     impl.last = nullptr;
+    impl.free_inline();
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true);
   }
   void destroy(implementation_type& impl) {
@@ -137,12 +138,12 @@ class timer_service : public boost::asio::execution_context::service {
   std::size_t cancel(implementation_type& impl) { return detail::timer_shard::cancel(impl, nullptr); }
   std::size_t cancel_one(implementation_type& impl) { return detail::timer_shard::cancel_one(impl); }
   detail::time_point expiry(const implementation_type& impl) const noexcept {
-    return impl.expiry.load(std::memory_order_relaxed);  // no lock: see detail::timer_impl
+    return impl.expiry();  // no lock: see detail::timer_impl
   }
   /// The expiry of a timer being constructed: no other thread can see it
   /// yet, so no lock and nothing to cancel.
   void set_initial_expiry(implementation_type& impl, detail::time_point t) noexcept {
-    impl.expiry.store(t, std::memory_order_relaxed);
+    impl.set_expiry(t);
   }
   std::size_t expires_at(implementation_type& impl, detail::time_point t) {
     return detail::timer_shard::cancel(impl, &t);
@@ -188,6 +189,12 @@ class timer_service : public boost::asio::execution_context::service {
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true, std::memory_order_relaxed);
     detail::timer_shard* shard = &local_shard();
     if (timer != nullptr) shard = &detail::timer_shard::home_for_wait(*timer, *shard);
+    if constexpr (!Routed && detail::inline_capable<std::decay_t<Handler>, Handler&&>) {
+      if (timer != nullptr && !boost::asio::get_associated_cancellation_slot(handler).is_connected() &&
+          launch_inline<IoExecutor>(*timer, shard, std::forward<Handler>(handler))) {
+        return;
+      }
+    }
     auto* op = detail::make_wait_op<Routed>(std::forward<Handler>(handler), io_ex);
     detail::wait_cancellation* cancellation = nullptr;
     try {
@@ -213,6 +220,36 @@ class timer_service : public boost::asio::execution_context::service {
     }
   }
 
+  /// launch() in @p timer's inline wait (see detail::timer_impl), when the
+  /// timer has no other wait pending and the inline one is free; false,
+  /// with @p handler untouched, when it is not.
+  template <class IoExecutor, class Handler>
+  bool launch_inline(detail::timer_impl& timer, detail::timer_shard* shard, Handler&& handler) {
+    using stored = std::decay_t<Handler>;
+    using ops = detail::inline_wait_ops_for<stored, IoExecutor>;
+    if (timer.first.load(std::memory_order_relaxed) != nullptr || !timer.try_claim_inline(ops::table)) return false;
+    ::new (timer.inline_storage()) stored(std::forward<Handler>(handler));  // cannot throw (inline_capable)
+    for (;;) {
+      detail::timer_shard::start_result r{};
+      try {
+        r = shard->start_inline(timer);
+      } catch (...) {
+        ops::destroy(timer.inline_storage());
+        timer.free_inline();
+        throw;
+      }
+      if (r == detail::timer_shard::start_result::started) return true;
+      if (r == detail::timer_shard::start_result::refused) {
+        // The context is going: dropped uncalled, as Asio does.
+        ops::destroy(timer.inline_storage());
+        timer.free_inline();
+        return true;
+      }
+      // Another thread moved the timer meanwhile (it was idle before the
+      // claim): start where it is now.
+      shard = &detail::timer_shard::home_for_wait(timer, *shard);
+    }
+  }
   /// The calling thread's shard of this service: the shards are handed out
   /// round-robin to the threads in the order they first use the service.
   detail::timer_shard& local_shard() noexcept {

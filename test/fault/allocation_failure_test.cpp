@@ -71,6 +71,20 @@ step with_nth_allocation_failing(std::size_t n, Call call) {
   return s;
 }
 
+/// with_nth_allocation_failing(), every allocation after the n-th failing too.
+template <class Call>
+step with_nth_allocation_failing_from_then_on(std::size_t n, Call call) {
+  step s;
+  scoped_allocation_failure failure(n, true);
+  try {
+    call();
+  } catch (const std::bad_alloc&) {
+    s.threw = true;
+  }
+  s.fired = failure.fired();
+  return s;
+}
+
 bool pool_runs_work(scheduled_thread_pool& pool) {
   auto f = pool.submit([] { return 3; });
   return f.wait_for(long_wait) == std::future_status::ready && f.get() == 3;
@@ -333,6 +347,105 @@ BOOST_AUTO_TEST_CASE(cancelling_a_pool_wait_whose_completion_cannot_be_allocated
     BOOST_TEST(t.cancel() == 1u);
   }
   BOOST_TEST(eventually([&] { return calls.load() == 1; }));
+}
+
+// ---- a timer's inline wait (see detail::timer_impl) ------------------------------------
+
+namespace {
+
+/// What a one-word handler saw: it captures a pointer to one of these.
+struct inline_result {
+  std::atomic<int> calls{0};
+  boost::system::error_code ec;
+};
+
+void wait_with_one_word(chronopool::steady_timer& t, inline_result& r) {
+  inline_result* p = &r;
+  t.async_wait([p](const boost::system::error_code& ec) {
+    p->ec = ec;
+    p->calls.fetch_add(1);
+  });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(arming_waits_with_one_word_handlers_allocates_far_less_than_once_a_wait) {
+  // The wait lives in its timer: only the shard's index grows (its buffers
+  // double). A handler of two words takes a block per wait (the control;
+  // the per-thread cache may have a few ready).
+  asio::io_context io;
+  constexpr std::size_t n = 4096;
+  std::vector<chronopool::steady_timer> timers;
+  timers.reserve(2 * n);
+  for (std::size_t i = 0; i < 2 * n; ++i) timers.emplace_back(io, std::chrono::hours(1) + std::chrono::microseconds(i));
+  int sink = 0;
+  int* p = &sink;
+  std::size_t inline_allocations = 0, block_allocations = 0;
+  {
+    scoped_allocation_failure count(SIZE_MAX);
+    for (std::size_t i = 0; i < n; ++i) timers[i].async_wait([p](const boost::system::error_code&) { ++*p; });
+    inline_allocations = count.allocations();
+  }
+  {
+    scoped_allocation_failure count(SIZE_MAX);
+    for (std::size_t i = n; i < 2 * n; ++i)
+      timers[i].async_wait([p, q = p](const boost::system::error_code&) { *p += *q; });
+    block_allocations = count.allocations();
+  }
+  BOOST_TEST(inline_allocations * 16 < n);
+  BOOST_TEST(block_allocations + 16 >= n);
+  for (auto& t : timers) t.cancel();
+  BOOST_TEST(run_until_idle(io));
+}
+
+BOOST_AUTO_TEST_CASE(an_inline_wait_cancelled_with_no_memory_left_completes_once_in_the_call) {
+  // Neither a chunk for the abort batch nor a block of its own can be had:
+  // the call, which keeps the timer alive, completes it as a last resort.
+  asio::io_context io;
+  chronopool::steady_timer t(io, std::chrono::hours(1));
+  inline_result r;
+  wait_with_one_word(t, r);
+  std::size_t cancelled = 0;
+  step s;
+  // A fresh thread: its recycling cache is empty, so the block needs operator new.
+  std::thread canceller([&] {
+    s.fired = false;
+    scoped_allocation_failure failure(1, true);
+    cancelled = t.cancel();
+    s.fired = failure.fired();
+  });
+  canceller.join();
+  BOOST_TEST(s.fired);
+  BOOST_TEST(cancelled == 1u);
+  BOOST_TEST(r.calls.load() == 1);
+  BOOST_TEST((r.ec == asio::error::operation_aborted));
+  BOOST_TEST(run_until_idle(io));
+  BOOST_TEST(r.calls.load() == 1);
+  BOOST_TEST(t.cancel() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(an_inline_wait_firing_with_memory_short_completes_once) {
+  // Every allocation on the firing thread fails from the n-th on: the wait
+  // that cannot leave its timer is stranded, and completes (with success)
+  // once memory is back and the shard is busy again (another wait here).
+  const int failed = sweep_allocations([&](std::size_t n) {
+    asio::io_context io;
+    chronopool::steady_timer t(io, std::chrono::milliseconds(1));
+    inline_result r;
+    wait_with_one_word(t, r);
+    step s;
+    std::thread runner([&] { s = with_nth_allocation_failing_from_then_on(n, [&] { io.run_for(20ms); }); });
+    runner.join();
+    chronopool::steady_timer nudge(io, std::chrono::milliseconds(1));
+    inline_result nudged;
+    wait_with_one_word(nudge, nudged);
+    BOOST_TEST(run_until_idle(io));
+    BOOST_TEST(r.calls.load() == 1);
+    BOOST_TEST(!r.ec);
+    BOOST_TEST(nudged.calls.load() == 1);
+    return s;
+  });
+  BOOST_TEST(failed >= 1);
 }
 
 // A wheel slot moves onto the deadline index's run when it comes near, and

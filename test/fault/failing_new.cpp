@@ -14,12 +14,14 @@ namespace {
 thread_local std::size_t countdown = 0;  // 0: disarmed
 thread_local std::size_t seen = 0;
 thread_local bool did_fire = false;
+thread_local bool keep_failing = false;
 
 void* allocate(std::size_t n) {
   if (countdown != 0) {
     ++seen;
     if (--countdown == 0) {
       did_fire = true;
+      if (keep_failing) countdown = 1;  // the next one fails too
       throw std::bad_alloc();
     }
   }
@@ -29,14 +31,16 @@ void* allocate(std::size_t n) {
 
 }  // namespace
 
-scoped_allocation_failure::scoped_allocation_failure(std::size_t nth) {
+scoped_allocation_failure::scoped_allocation_failure(std::size_t nth, bool from_then_on) {
   seen = 0;
   did_fire = false;
+  keep_failing = from_then_on;
   countdown = nth;
 }
 
 scoped_allocation_failure::~scoped_allocation_failure() {
   countdown = 0;
+  keep_failing = false;
   if (did_fire) injected("std::bad_alloc from operator new (n-th allocation)");
 }
 

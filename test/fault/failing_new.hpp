@@ -11,8 +11,9 @@ namespace fault {
 
 class scoped_allocation_failure {
  public:
-  /// The @p nth (1-based) allocation on this thread from now on throws.
-  explicit scoped_allocation_failure(std::size_t nth);
+  /// The @p nth (1-based) allocation on this thread from now on throws;
+  /// with @p from_then_on, every one after it too (memory that stays short).
+  explicit scoped_allocation_failure(std::size_t nth, bool from_then_on = false);
   ~scoped_allocation_failure();
   scoped_allocation_failure(const scoped_allocation_failure&) = delete;
   scoped_allocation_failure& operator=(const scoped_allocation_failure&) = delete;

@@ -90,6 +90,15 @@ class index_node {
   index_node& operator=(const index_node&) = delete;
   ~index_node() = default;
 
+  /// The deadline with a chosen order, for a node whose deadline word is
+  /// also its owner's own state (a timer object's expiry, see timer_impl).
+  time_point load_deadline(std::memory_order order) const noexcept {
+    return time_point(duration(deadline_.load(order)));
+  }
+  void store_deadline(time_point t, std::memory_order order) noexcept {
+    deadline_.store(t.time_since_epoch().count(), order);
+  }
+
   /// A node's sequence is read only by the index that holds it: before it
   /// is inserted (its sequence set) and once it is out, its owner may keep a
   /// list link in the same word (a timer wait does: see wait_op_base::link).
@@ -187,6 +196,11 @@ class deadline_index {
   /// Takes @p n out; false when it is not in this index. O(log n) in the
   /// heap, O(1) in the run, the wheel, the tier and the "never" list.
   bool erase(index_node& n) noexcept;
+  /// Puts @p to where @p from is, with its key (copied into @p to first by
+  /// the caller) and its slot: a node that moves in memory (a timer object
+  /// holding its own wait, moved by its owner) keeps its place. False, and
+  /// nothing changed, when @p from is not in this index. O(1).
+  bool relocate(index_node& from, index_node& to) noexcept;
 
   /// Moves the reference time along with the clock at @p now: wheel slots
   /// coming within a slot of it move onto the run (the first one at any

@@ -46,6 +46,7 @@ class intrusive_list {
   bool empty() const noexcept { return head_ == nullptr; }
   /// The first node, or null.
   Node* front() const noexcept { return head_; }
+  Node* back() const noexcept { return tail_; }
   std::size_t size() const noexcept { return size_; }
 
   void push_back(Node* n) noexcept {

@@ -47,9 +47,10 @@ inline boost::asio::any_io_executor plain_executor(const timer_service& service)
 /// or a state given back by a moved-from box).
 inline void reset_timer_impl(timer_impl& t) noexcept {
   t.shard.store(0, std::memory_order_relaxed);
-  t.expiry.store(time_point{}, std::memory_order_relaxed);
+  t.set_expiry(time_point{});
   t.first.store(nullptr, std::memory_order_relaxed);
   t.last = nullptr;
+  t.free_inline();
 }
 
 /// The state and the executor side by side.

@@ -89,6 +89,7 @@ inline std::atomic<void (*)()> before_claim{nullptr};
 }  // namespace testing
 
 class pool_core;
+class inline_abort_chunk;
 class shard_wakeup;
 struct native_wakeup;
 struct native_poll;
@@ -125,6 +126,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// the timer's expiry, and this must be the timer's home). Throws on
   /// allocation failure, having taken the wait back out: nobody else saw it.
   start_result start(wait_op_base& op, timer_impl* timer);
+  /// Queues @p t's inline wait, which the caller has claimed and filled
+  /// (see timer_impl); this must be the timer's home. Throws on allocation
+  /// failure, the wait taken back out (its handler still in the timer).
+  start_result start_inline(timer_impl& t);
 
   /// The shard where a new wait of @p t starts: @p preferred (the calling
   /// thread's) when @p t has no pending wait, which moves it there, else
@@ -182,6 +187,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void claim(wait_list& list) noexcept;
   /// Drops @p list's waits uncalled.
   static void discard(wait_list& list) noexcept;
+  /// Posts a function that delivers the abort batch (a drain, counted as
+  /// posted by the caller); when the post fails, delivers it here.
+  void post_abort_drain() noexcept;
   /// Posts @p list to the context for delivery there; when the post fails,
   /// delivers it on this thread as a last resort.
   void post_list(wait_list list) noexcept;
@@ -200,7 +208,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   /// start() without the lock (see the file comment); false when the wait
   /// does not qualify and must start under the lock.
-  bool try_start_unlocked(wait_op_base& op, timer_impl* timer) noexcept;
+  bool try_start_unlocked(wait_node& op, timer_impl* timer) noexcept;
   /// Takes the inbox in and re-arms under @p lock (held), then runs what
   /// that leaves for after the unlock: the unlocked start's way of seeing to
   /// the shard.
@@ -212,6 +220,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Moves the waits started without the lock into the index (in a shutdown,
   /// into @p later's list of waits dropped uncalled); whether there were any.
   bool drain_inbox_locked(after_unlock& later) noexcept;
+  /// drain_inbox_locked() for a timer's inline wait.
+  void drain_inline_locked(timer_impl& t, after_unlock& later) noexcept;
   /// Publishes the time from which a wait may start without the lock: the
   /// armed wake-up's, or none.
   void publish_gate_locked() noexcept;
@@ -219,6 +229,52 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// (it joins the abort batch). @p timer: its timer, when the caller knows
   /// it. Returns what unlink_locked() returns.
   timer_impl* abort_locked(wait_op_base& op, after_unlock& later, timer_impl* timer = nullptr) noexcept;
+  /// The chunk at the end of @p list with room for one more record, or a
+  /// spare or new one appended to it; null when none can be had.
+  inline_abort_chunk* chunk_at_end_locked(wait_list& list) noexcept;
+  /// Takes back a delivered chunk (any thread, no lock).
+  void give_chunk(inline_abort_chunk* c) noexcept;
+  /// Queues aborted @p op (a block) in the abort batch.
+  void batch_locked(wait_op_base& op, after_unlock& later) noexcept;
+
+  // ---- a timer's inline wait leaving the timer (see timer_impl) ----------------
+  // Wherever it leaves the index it leaves the timer too, under the same
+  // lock: into a block of its own, or (aborted, dropped) a record of a
+  // chunk. When no memory can be had, a call on the timer completes it on
+  // its own thread once unlocked (the call keeps the timer alive); anywhere
+  // else it is stranded: it stays in the timer, in the shard's stranded
+  // list, until a later abort drain or collect moves it out (or the timer's
+  // next call, or a shutdown). Never lost, never completed twice.
+
+  /// @p t's inline wait, out of the index, in a block of its own: linked at
+  /// the front of @p t's list when @p linked (it fired, and stays
+  /// cancellable until claimed), else linked nowhere. Frees the inline
+  /// wait; null (nothing changed) when no block can be had.
+  wait_op_base* evacuate_inline_locked(timer_impl& t, bool linked) noexcept;
+  /// @p t's inline wait, out of the index, into the abort batch (@p
+  /// aborted), or as a claimed fired wait, which the abort drain completes
+  /// with success; false (nothing changed) when no memory can be had.
+  bool batch_inline_locked(timer_impl& t, bool aborted, after_unlock& later) noexcept;
+  /// Aborts @p t's inline wait, queued in the index (or, @p popped, just
+  /// taken out of it). @p pinned: called by a call on @p t.
+  void abort_inline_locked(timer_impl& t, after_unlock& later, bool popped, bool pinned) noexcept;
+  /// Drops @p t's inline wait (a shutdown) into @p into, destroyed uncalled.
+  void drop_inline_locked(timer_impl& t, wait_list& into, after_unlock& later) noexcept;
+  void strand_locked(timer_impl& t, timer_impl::stranded_as as, after_unlock& later) noexcept;
+  void unlink_stranded_locked(timer_impl* prev, timer_impl& t) noexcept;
+  /// Takes @p t out of the stranded list; false when it is not in it.
+  bool unstrand_locked(timer_impl& t) noexcept;
+  /// Moves what it can of the stranded list out of the timers.
+  void retry_stranded_locked(after_unlock& later) noexcept;
+  /// A call on @p t found its inline wait stranded: it leaves the timer now;
+  /// 1 when it was a fired one (cancelled by the call), else 0.
+  std::size_t settle_stranded_of_locked(timer_impl& t, after_unlock& later) noexcept;
+  /// Destroys the stranded inline waits dropped in a shutdown (unlocked).
+  void drop_stranded() noexcept;
+  /// @p t's inline wait is queued in this shard's index.
+  static bool inline_queued(const timer_impl& t) noexcept {
+    return t.inline_ops() != nullptr && t.heap_index != index_node::not_queued;
+  }
   /// Gives back the index buffers that aborts left sparse: each smaller
   /// buffer is allocated, and each old one freed, with the lock released
   /// (see deadline_index). Called without the lock, after a locked section
@@ -291,7 +347,6 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void settle_here_locked(wait_list& fired, after_unlock& later) noexcept;
   /// Delivers waits settled by settle_here_locked() on this thread.
   void deliver_settled(wait_list fired);
-  void post_abort_drain() noexcept;
 
   timer_service& service_;
   native_poller& poller_;
@@ -300,6 +355,15 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   deadline_index index_;
   std::uint64_t next_sequence_ = 0;  // FIFO among equal deadlines (waits in the inbox take theirs as drained)
   wait_list batch_;              // cancelled waits waiting for delivery
+  std::size_t batch_waits_ = 0;  // the waits batch_ holds (a chunk holds several)
+  timer_impl* stranded_ = nullptr;  // inline waits stranded in their timers (see above)
+  // Delivered chunks kept for the next aborts: returned by delivering
+  // threads without the lock (a stack), taken whole into the spare list
+  // under it (so no pop races a push). About spare_chunk_limit at most.
+  static constexpr std::size_t spare_chunk_limit = 64;
+  inline_abort_chunk* spare_chunks_ = nullptr;
+  std::atomic<inline_abort_chunk*> returned_chunks_{nullptr};
+  std::atomic<std::size_t> returned_count_{0};
   bool drain_posted_ = false;    // a function to deliver batch_ is on its way
   std::size_t held_ = 0;         // waits the shard holds (queued, batched, being handed on)
   std::uint64_t unlocked_starts_ = 0;
@@ -336,15 +400,15 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   [[maybe_unused]] char generation_line_end_[64 - sizeof(std::atomic<std::uint64_t>)];
 
   // Starting without the lock: the inbox (waits linked by
-  // wait_op_base::link, newest first) and the gate (the armed wake-up's time
+  // wait_node::inbox_link, newest first) and the gate (the armed wake-up's time
   // in ns, or gate_closed). Written by every starting thread and every
   // re-arm: a cache line of their own.
   static constexpr std::int64_t gate_closed = INT64_MAX;
-  alignas(64) std::atomic<wait_op_base*> inbox_{nullptr};
+  alignas(64) std::atomic<wait_node*> inbox_{nullptr};
   std::atomic<std::int64_t> gate_{gate_closed};
   // About how many waits the inbox holds (pushes since the last drain).
   std::atomic<std::uint32_t> inbox_count_{0};
-  [[maybe_unused]] char inbox_line_end_[64 - sizeof(std::atomic<wait_op_base*>) -
+  [[maybe_unused]] char inbox_line_end_[64 - sizeof(std::atomic<wait_node*>) -
                                         sizeof(std::atomic<std::int64_t>) - sizeof(std::atomic<std::uint32_t>)];
 
   // Pool driving.

@@ -52,6 +52,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -60,12 +61,75 @@ namespace chronopool::detail {
 
 class timer_shard;
 class wait_op_base;
+struct timer_impl;
+
+/// What the index and a shard's inbox hold of a wait: a wait in a block of
+/// its own (wait_op_base), or a timer's inline wait, the timer object itself
+/// (timer_impl). The word after the index node tells them apart: a block
+/// keeps its timer link there (a wait's or a timer's address, the latter
+/// tagged with bit 0), a timer its inline wait's operations, tagged with
+/// bit 1, which no such address has.
+class wait_node : public index_node {
+ public:
+  static constexpr std::uintptr_t inline_tag = 2;
+
+  bool is_inline() const noexcept { return (word_.load(std::memory_order_relaxed) & inline_tag) != 0; }
+
+  /// The next in the shard's inbox, newest first. Kept in the word of the
+  /// sequence, which only the index reads.
+  wait_node* inbox_link() const noexcept { return static_cast<wait_node*>(spare_link()); }
+  void set_inbox_link(wait_node* n) noexcept { set_spare_link(n); }
+  struct inbox_link_of {
+    static wait_node* get(const wait_node& n) noexcept { return n.inbox_link(); }
+    static void set(wait_node& n, wait_node* to) noexcept { n.set_inbox_link(to); }
+  };
+
+ protected:
+  explicit wait_node(std::uintptr_t word) noexcept : word_(word) {}
+  ~wait_node() = default;
+
+  /// Atomic for a timer (its thread reads it without the lock to see
+  /// whether the timer is idle); relaxed, plain moves, for a block.
+  std::atomic<std::uintptr_t> word_;
+};
+
+/// How a timer's inline wait handles its handler, which is one word, moves
+/// without throwing, has the default allocator, no cancellation slot, and
+/// completes on the context's own executor (see timer_impl). One table per
+/// handler type.
+struct alignas(8) inline_wait_ops {  // aligned: its address leaves bits 0-2 for flags
+  /// Moves the handler out of @p t into a new block wait (constructed,
+  /// `starting`, linked nowhere); null when no block can be had, the
+  /// handler left where it was.
+  wait_op_base* (*evacuate)(timer_impl& t) noexcept;
+  /// Move-constructs the handler at @p to from @p from and destroys it there.
+  void (*relocate)(void* to, void* from) noexcept;
+  /// Moves the handler out of @p storage and calls it with @p ec.
+  void (*complete)(void* storage, const boost::system::error_code& ec);
+  /// Destroys the handler uncalled.
+  void (*destroy)(void* storage) noexcept;
+};
 
 /// One timer object's state (the I/O object's implementation_type): its
-/// home shard, its expiry and its pending waits, oldest first. A timer moves
-/// to another shard only while it has no pending wait, so whoever locks a
-/// shard checks that it is still home.
-struct timer_impl {
+/// home shard, its expiry, its inline wait and its other pending waits,
+/// oldest first. A timer moves to another shard only while it has no
+/// pending wait, so whoever locks a shard checks that it is still home.
+///
+/// The inline wait: a timer's first wait, when its handler qualifies (see
+/// inline_wait_ops), lives in the timer itself, not in a block: the index
+/// node the timer derives from (its deadline word is the timer's expiry,
+/// which a new expiry changes only after cancelling the wait), the
+/// operations in the word after it, and the handler in one word. A pending
+/// timer then costs no allocation and no memory beyond the object. It only
+/// waits: when it leaves the index (fired, aborted, dropped) it moves into
+/// a block that takes its place at the front of the timer's list, under
+/// the same lock, so that no delivery ever refers into a timer object that
+/// its owner may destroy or move once the wait has left.
+struct timer_impl : wait_node {
+  timer_impl() noexcept : wait_node(inline_tag) {}
+  timer_impl(const timer_impl&) = delete;
+  timer_impl& operator=(const timer_impl&) = delete;
+
   /// Set in `shard` while a wait started without the lock (see timer_shard)
   /// is not linked to the timer yet: the home may not change meanwhile, and
   /// another such start of the same timer takes the lock instead.
@@ -82,28 +146,82 @@ struct timer_impl {
   /// the start given up.
   void release_start_claim() noexcept { shard.fetch_and(~start_pending, std::memory_order_release); }
 
+  /// The expiry: written under the home shard's lock (or by the
+  /// constructor, before anyone else can see the timer), read without it.
+  /// It is the inline wait's deadline: a new one is stored only once the
+  /// inline wait is out of the index (see timer_shard::cancel).
+  time_point expiry(std::memory_order order = std::memory_order_relaxed) const noexcept {
+    return load_deadline(order);
+  }
+  void set_expiry(time_point t, std::memory_order order = std::memory_order_relaxed) noexcept {
+    store_deadline(t, order);
+  }
+
+  /// The inline wait's operations; null while it is free.
+  const inline_wait_ops* inline_ops(std::memory_order order = std::memory_order_relaxed) const noexcept {
+    return reinterpret_cast<const inline_wait_ops*>(word_.load(order) & ~word_flags);
+  }
+
+  /// An inline wait out of the index that could not leave the timer when it
+  /// should have (out of memory): it waits in its shard's stranded list
+  /// (linked through the sequence word) for a retry, with what became of it.
+  enum class stranded_as : std::uintptr_t { none = 0, fired = 1, aborted = 4, dropped = 5 };
+  stranded_as stranded() const noexcept {
+    return static_cast<stranded_as>(word_.load(std::memory_order_relaxed) & stranded_bits);
+  }
+  void set_stranded(stranded_as as) noexcept {
+    const std::uintptr_t w = word_.load(std::memory_order_relaxed);
+    word_.store((w & ~stranded_bits) | static_cast<std::uintptr_t>(as), std::memory_order_relaxed);
+  }
+  timer_impl* next_stranded() const noexcept { return static_cast<timer_impl*>(spare_link()); }
+  void set_next_stranded(timer_impl* t) noexcept { set_spare_link(t); }
+  /// Takes the free inline wait for a handler of @p ops (whose handler the
+  /// caller then constructs in inline_handler); false when it is in use.
+  bool try_claim_inline(const inline_wait_ops& ops) noexcept {
+    std::uintptr_t expected = inline_tag;
+    return word_.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(&ops) | inline_tag,
+                                         std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  /// Frees the inline wait (its handler moved out or destroyed). Release:
+  /// the timer's thread that reads it free (acquire) sees what was done
+  /// before, the block that took its place among them.
+  void free_inline() noexcept { word_.store(inline_tag, std::memory_order_release); }
+  /// Takes over @p from's inline operations word (move_timer; the handler
+  /// is relocated by the caller).
+  void take_inline_word(timer_impl& from) noexcept {
+    word_.store(from.word_.exchange(inline_tag, std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  void* inline_storage() noexcept { return inline_handler; }
+
+ private:
+  static constexpr std::uintptr_t stranded_bits = 5;  // bits 0 and 2 (bit 1 is inline_tag)
+  static constexpr std::uintptr_t word_flags = inline_tag | stranded_bits;
+
+ public:
+
   /// The home shard (word_of), with start_pending.
   std::atomic<std::uintptr_t> shard{0};
-  /// Written under the home shard's lock (or by the constructor, before
-  /// anyone else can see the timer); atomic so that expiry() reads it
-  /// without the lock. A wait copies it as it starts.
-  std::atomic<time_point> expiry{time_point{}};
-  /// The pending waits, oldest first (linked by wait_op_base::next).
+  /// The pending waits in blocks, oldest first (linked by
+  /// wait_op_base::next), all after the inline wait when it is in use.
   /// Guarded by the home shard's lock: other threads unlink waits as they
   /// are delivered or cancelled through their slots. `first` is atomic for
   /// one lock-free check by the thread using the timer: whoever unlinks the
   /// last wait stores null with release, so once that thread reads null
-  /// (acquire) no other thread refers to the timer until a wait starts, and
-  /// cancel() of an idle timer (and so a destructor) needs no lock.
+  /// (acquire) and the inline wait free, no other thread refers to the
+  /// timer until a wait starts, and cancel() of an idle timer (and so a
+  /// destructor) needs no lock.
   std::atomic<wait_op_base*> first{nullptr};
   wait_op_base* last = nullptr;
+
+ private:
+  alignas(void*) unsigned char inline_handler[sizeof(void*)];
 };
 
 /// `unlocked`: started without the shard's lock, on its way into (or in) the
 /// shard's inbox; a drain makes it `queued`.
 enum class wait_state : std::uint8_t { starting, unlocked, queued, fired, aborted, finished };
 
-class wait_op_base : public index_node {
+class wait_op_base : public wait_node {
  public:
   enum class action : std::uint8_t {
     complete,  ///< on a thread of the service's context: call the handler, or hand it on
@@ -136,23 +254,28 @@ class wait_op_base : public index_node {
   /// wait is in the shard's inbox, just the tagged timer it is to join.
   /// Zero for a standalone wait (async_sleep) and once unlinked.
   wait_op_base* next_wait() const noexcept {
-    return (next_ & timer_tag) != 0 ? nullptr : reinterpret_cast<wait_op_base*>(next_);
+    const std::uintptr_t w = next();
+    return (w & timer_tag) != 0 ? nullptr : reinterpret_cast<wait_op_base*>(w);
   }
   /// The timer waited on while linked to it (or about to be, in the inbox).
   timer_impl* timer() const noexcept {
     const wait_op_base* p = this;
-    while (p->next_ != 0 && (p->next_ & timer_tag) == 0) p = reinterpret_cast<const wait_op_base*>(p->next_);
-    return reinterpret_cast<timer_impl*>(p->next_ & ~timer_tag);
+    std::uintptr_t w = p->next();
+    while (w != 0 && (w & timer_tag) == 0) {
+      p = reinterpret_cast<const wait_op_base*>(w);
+      w = p->next();
+    }
+    return reinterpret_cast<timer_impl*>(w & ~timer_tag);
   }
-  void set_next_wait(wait_op_base* n) noexcept { next_ = reinterpret_cast<std::uintptr_t>(n); }
+  void set_next_wait(wait_op_base* n) noexcept { set_next(reinterpret_cast<std::uintptr_t>(n)); }
   /// Unlinks @p removed, the wait after this one.
-  void skip(const wait_op_base& removed) noexcept { next_ = removed.next_; }
+  void skip(const wait_op_base& removed) noexcept { set_next(removed.next()); }
   /// Makes this the last wait of @p t (or, in the inbox, marks its timer).
-  void set_last_of(timer_impl* t) noexcept { next_ = reinterpret_cast<std::uintptr_t>(t) | timer_tag; }
+  void set_last_of(timer_impl* t) noexcept { set_next(reinterpret_cast<std::uintptr_t>(t) | timer_tag); }
   /// Out of any timer's list: a standalone wait, or unlinked for good.
-  void clear_timer() noexcept { next_ = 0; }
+  void clear_timer() noexcept { set_next(0); }
   /// Linked to a timer (or, in the inbox, about to be).
-  bool linked() const noexcept { return next_ != 0; }
+  bool linked() const noexcept { return next() != 0; }
 
   /// A fired wait's timer, found once where it fires so that the delivery's
   /// claim need not walk the timer's list to its end: with K waits of one
@@ -181,7 +304,7 @@ class wait_op_base : public index_node {
   /// indexed, or a delivery list (the abort batch, a chunk of fired waits)
   /// once it has left the index. Kept in the word of the sequence, which
   /// only the index reads.
-  wait_op_base* link() const noexcept { return static_cast<wait_op_base*>(spare_link()); }
+  wait_op_base* link() const noexcept { return static_cast<wait_op_base*>(inbox_link()); }
   void set_link(wait_op_base* n) noexcept { set_spare_link(n); }
   struct list_link {
     static wait_op_base* get(const wait_op_base& n) noexcept { return n.link(); }
@@ -190,12 +313,17 @@ class wait_op_base : public index_node {
 
  private:
   static constexpr std::uintptr_t timer_tag = 1;
-  static_assert(alignof(timer_impl) > timer_tag);
+  static_assert(alignof(timer_impl) > inline_tag);
 
-  std::uintptr_t next_ = 0;
+  std::uintptr_t next() const noexcept { return word_.load(std::memory_order_relaxed); }
+  void set_next(std::uintptr_t w) noexcept { word_.store(w, std::memory_order_relaxed); }
+
   fn_type fn_;
 
  public:
+  /// A chunk of cancelled inline waits (inline_abort_chunk), not one wait.
+  bool is_chunk() const noexcept { return chunk_; }
+
   /// Changed under the shard's lock; a cancellation slot's handler reads it
   /// without the lock to see whether the shard may still be touched.
   std::atomic<wait_state> state{wait_state::starting};
@@ -222,8 +350,10 @@ class wait_op_base : public index_node {
   }
 
  protected:
-  explicit wait_op_base(fn_type fn) noexcept : fn_(fn) {}
+  explicit wait_op_base(fn_type fn) noexcept : wait_node(0), fn_(fn) {}
   ~wait_op_base() = default;
+
+  void mark_chunk() noexcept { chunk_ = true; }
 
   /// A cancellation slot's handler holds a second reference.
   void share() noexcept {
@@ -234,7 +364,11 @@ class wait_op_base : public index_node {
  private:
   std::atomic<std::uint8_t> refs_{1};
   bool has_slot_ = false;  // set before the wait starts, never changed after
+  bool chunk_ = false;
 };
+
+// A block's word after the index node never has wait_node::inline_tag.
+static_assert(alignof(wait_op_base) > wait_node::inline_tag);
 
 /// The per-operation cancellation handler a wait installs in its handler's
 /// slot (terminal, partial and total cancellation all cancel the wait).
@@ -286,6 +420,10 @@ class wait_op final : public wait_op_base {
       }
     }
   }
+  /// A direct wait taking over a handler (a timer's inline wait leaving the timer).
+  template <class H>
+    requires(!Routed)
+  wait_op(H&& h, const self_allocator& a) : wait_op_base(&do_action), allocator_(a), handler_(std::forward<H>(h)) {}
   ~wait_op() {}  // the handler (a union member) is destroyed where it is delivered or discarded
 
   /// Installs the cancellation handler when the handler has a connected slot
@@ -418,5 +556,61 @@ auto* make_wait_op(Handler&& h, const IoExecutor& io_ex) {
   }
   return p;
 }
+
+/// Whether a handler of type @p Handler, given as @p Arg, may wait inline in
+/// its timer (see timer_impl): one word that moves without throwing, with
+/// the default allocator (its block, when it leaves the timer, comes from
+/// the recycling allocator as a block wait's does). Its executor and its
+/// cancellation slot are checked when it starts.
+template <class Handler, class Arg>
+inline constexpr bool inline_capable =
+    sizeof(Handler) <= sizeof(void*) && alignof(Handler) <= alignof(void*) &&
+    std::is_nothrow_constructible_v<Handler, Arg> && std::is_nothrow_move_constructible_v<Handler> &&
+    std::is_nothrow_destructible_v<Handler> &&
+    std::is_same_v<boost::asio::associated_allocator_t<Handler>, std::allocator<void>>;
+
+/// The inline_wait_ops of @p Handler; @p IoExecutor names the block type it
+/// moves into (a direct wait: the executor is not stored).
+template <class Handler, class IoExecutor>
+struct inline_wait_ops_for {
+  using block = wait_op<Handler, IoExecutor, false>;
+  using block_allocator = typename block::self_allocator;
+
+  static Handler& at(void* p) noexcept { return *std::launder(static_cast<Handler*>(p)); }
+
+  static wait_op_base* evacuate(timer_impl& t) noexcept {
+    block_allocator a = [] {
+      if constexpr (std::is_same_v<block_allocator, recycling_allocator<block>>) {
+        return block_allocator();
+      } else {
+        return block_allocator(std::allocator<void>());
+      }
+    }();
+    block* p = nullptr;
+    try {
+      p = std::allocator_traits<block_allocator>::allocate(a, 1);
+    } catch (...) {
+      return nullptr;
+    }
+    Handler& h = at(t.inline_storage());
+    std::allocator_traits<block_allocator>::construct(a, p, std::move(h), a);  // a move: cannot throw
+    h.~Handler();
+    return p;
+  }
+  static void relocate(void* to, void* from) noexcept {
+    Handler& h = at(from);
+    ::new (to) Handler(std::move(h));
+    h.~Handler();
+  }
+  static void complete(void* storage, const boost::system::error_code& ec) {
+    Handler& stored = at(storage);
+    Handler h(std::move(stored));
+    stored.~Handler();
+    std::move(h)(ec);
+  }
+  static void destroy(void* storage) noexcept { at(storage).~Handler(); }
+
+  static constexpr inline_wait_ops table{&evacuate, &relocate, &complete, &destroy};
+};
 
 }  // namespace chronopool::detail

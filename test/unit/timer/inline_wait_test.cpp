@@ -1,0 +1,248 @@
+// A timer's first wait, when its handler is one word that moves without
+// throwing (a lambda capturing one pointer, a coroutine's handler), lives in
+// the timer object itself instead of a block of its own (detail::timer_impl).
+// These tests take such a wait through every way it leaves the timer —
+// fired, cancelled, cancelled by a new expiry, moved with the timer, the
+// timer destroyed, the context going, a pool shut down — and check that it
+// completes exactly once, with the right outcome, in start order with the
+// timer's other waits.
+#include <chronopool/scheduled_thread_pool.hpp>
+#include <chronopool/steady_timer.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <new>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "timer_test_support.hpp"
+
+namespace {
+
+/// What the handlers saw, in the order they ran.
+struct tally {
+  std::vector<int> order;
+  std::vector<error_code> results;
+};
+
+/// One wait's identity; its handler captures a pointer to it, one word.
+struct waiter {
+  tally* into;
+  int id;
+  void done(const error_code& ec) const {
+    into->order.push_back(id);
+    into->results.push_back(ec);
+  }
+};
+
+void wait_inline(timer& t, const waiter& w) {
+  const waiter* p = &w;
+  t.async_wait([p](const error_code& ec) { p->done(ec); });
+}
+
+/// A one-word handler that counts how it ends: called, or destroyed uncalled.
+struct ending {
+  int called = 0;
+  int destroyed_uncalled = 0;
+};
+class counted_handler {
+ public:
+  explicit counted_handler(ending* e) noexcept : e_(e) {}
+  counted_handler(counted_handler&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  counted_handler& operator=(counted_handler&&) = delete;
+  ~counted_handler() {
+    if (e_ != nullptr) ++e_->destroyed_uncalled;
+  }
+  void operator()(const error_code&) { ++std::exchange(e_, nullptr)->called; }
+
+ private:
+  ending* e_;
+};
+static_assert(sizeof(counted_handler) == sizeof(void*));
+
+bool all(const tally& t, const error_code& expected) {
+  for (const auto& ec : t.results)
+    if (ec != expected) return false;
+  return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(inline_wait)
+
+BOOST_AUTO_TEST_CASE(it_fires_first_then_the_timers_other_waits_in_start_order) {
+  asio::io_context io;
+  tally seen;
+  const waiter a{&seen, 0}, b{&seen, 1}, c{&seen, 2};
+  timer t(io, 2ms);
+  wait_inline(t, a);  // the inline wait
+  wait_inline(t, b);  // blocks: the inline one is taken
+  wait_inline(t, c);
+  io.run();
+  BOOST_TEST(seen.order == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
+  BOOST_TEST(all(seen, error_code()));
+  // Free again: the next wait is inline once more, and fires.
+  t.expires_after(1ms);
+  wait_inline(t, a);
+  io.restart();
+  io.run();
+  BOOST_TEST(seen.order.size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_aborts_it_after_the_call_returns) {
+  asio::io_context io;
+  tally seen;
+  const waiter a{&seen, 0}, b{&seen, 1};
+  timer t(io, 1h);
+  wait_inline(t, a);
+  wait_inline(t, b);
+  BOOST_TEST(t.cancel() == 2u);
+  BOOST_TEST(seen.order.empty());  // never inside the call (Asio's rule)
+  BOOST_TEST(t.cancel() == 0u);
+  io.run();
+  BOOST_TEST(seen.order == (std::vector<int>{0, 1}), boost::test_tools::per_element());
+  BOOST_TEST(all(seen, asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(cancel_one_takes_the_inline_wait_first) {
+  asio::io_context io;
+  tally seen;
+  const waiter a{&seen, 0}, b{&seen, 1};
+  timer t(io, 1h);
+  wait_inline(t, a);
+  wait_inline(t, b);
+  BOOST_TEST(t.cancel_one() == 1u);
+  io.run_for(5ms);
+  BOOST_TEST(seen.order == (std::vector<int>{0}), boost::test_tools::per_element());
+  BOOST_TEST(t.cancel_one() == 1u);
+  BOOST_TEST(t.cancel_one() == 0u);
+  io.restart();
+  io.run();
+  BOOST_TEST(seen.order == (std::vector<int>{0, 1}), boost::test_tools::per_element());
+  BOOST_TEST(all(seen, asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(a_new_expiry_cancels_it_and_the_next_wait_keeps_the_new_one) {
+  // The inline wait's deadline is the timer's expiry word: the old wait must
+  // leave the index before that word changes, and the new wait is indexed
+  // by the new value.
+  asio::io_context io;
+  tally seen;
+  const waiter a{&seen, 0}, b{&seen, 1};
+  timer t(io, 1h);
+  wait_inline(t, a);
+  const auto before = steady::now();
+  BOOST_TEST(t.expires_after(3ms) == 1u);
+  wait_inline(t, b);
+  io.run();
+  BOOST_TEST(seen.order == (std::vector<int>{0, 1}), boost::test_tools::per_element());
+  BOOST_REQUIRE(seen.results.size() == 2u);
+  BOOST_TEST((seen.results[0] == asio::error::operation_aborted));
+  BOOST_TEST(!seen.results[1]);
+  BOOST_TEST((steady::now() - before >= 3ms));
+}
+
+BOOST_AUTO_TEST_CASE(a_moved_timer_takes_its_waits_along) {
+  asio::io_context io;
+  tally seen;
+  const waiter a{&seen, 0}, b{&seen, 1};
+  std::optional<timer> t(std::in_place, io, 2ms);
+  wait_inline(*t, a);
+  wait_inline(*t, b);
+  timer moved(std::move(*t));
+  BOOST_TEST(t->cancel() == 0u);  // moved-from: idle
+  t.reset();                      // and gone, before the waits fire
+  io.run();
+  BOOST_TEST(seen.order == (std::vector<int>{0, 1}), boost::test_tools::per_element());
+  BOOST_TEST(all(seen, error_code()));
+
+  // Moved while far, then cancelled through the new object.
+  timer far(io, 1h);
+  wait_inline(far, a);
+  timer far_moved(std::move(far));
+  BOOST_TEST(far.cancel() == 0u);
+  BOOST_TEST(far_moved.cancel() == 1u);
+  io.restart();
+  io.run();
+  BOOST_REQUIRE(seen.results.size() == 3u);
+  BOOST_TEST((seen.results[2] == asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(destroying_the_timer_aborts_it) {
+  asio::io_context io;
+  tally seen;
+  const waiter a{&seen, 0};
+  {
+    timer t(io, 1h);
+    wait_inline(t, a);
+  }
+  io.run();
+  BOOST_TEST(seen.order == (std::vector<int>{0}), boost::test_tools::per_element());
+  BOOST_TEST(all(seen, asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(a_context_destroyed_drops_it_uncalled) {
+  // The timer object is left alive (never destroyed) so that only the
+  // context's shutdown takes the wait out of it.
+  ending e;
+  alignas(timer) unsigned char storage[sizeof(timer)];
+  {
+    asio::io_context io;
+    timer* t = ::new (static_cast<void*>(storage)) timer(io, 1h);
+    t->async_wait(counted_handler(&e));
+    BOOST_TEST(e.destroyed_uncalled == 0);  // the moved-from handlers were empty
+  }
+  BOOST_TEST(e.called == 0);
+  BOOST_TEST(e.destroyed_uncalled == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_pool_shut_down_now_aborts_it) {
+  chronopool::scheduled_thread_pool pool(2);
+  ending e;
+  std::atomic<int> aborted{0};
+  timer t(pool, 1h);
+  std::atomic<int>* counter = &aborted;
+  t.async_wait([counter](const error_code& ec) {
+    if (ec == asio::error::operation_aborted) counter->fetch_add(1);
+  });
+  timer u(pool, 1h);
+  u.async_wait(counted_handler(&e));
+  pool.shutdown_now();
+  BOOST_REQUIRE(pool.wait_for_termination(long_wait));
+  BOOST_TEST(aborted.load() == 1);
+  BOOST_TEST(e.called == 1);
+  BOOST_TEST(e.destroyed_uncalled == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_coroutines_wait_is_inline_and_completes) {
+  // use_awaitable's handler is one word: the coroutine's wait lives in its
+  // timer, which lives in the coroutine's frame.
+  asio::io_context io;
+  std::vector<error_code> results;
+  auto sleeper = [&](std::chrono::milliseconds d) -> asio::awaitable<void> {
+    timer t(co_await asio::this_coro::executor, d);
+    error_code ec;
+    try {
+      co_await t.async_wait(asio::use_awaitable);
+    } catch (const boost::system::system_error& e) {
+      ec = e.code();
+    }
+    results.push_back(ec);
+  };
+  asio::co_spawn(io, sleeper(1ms), asio::detached);
+  asio::co_spawn(io, sleeper(2ms), asio::detached);
+  io.run();
+  BOOST_TEST(results.size() == 2u);
+  for (const auto& ec : results) BOOST_TEST(!ec);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
