@@ -227,7 +227,14 @@ class timer_service : public boost::asio::execution_context::service {
   bool launch_inline(detail::timer_impl& timer, detail::timer_shard* shard, Handler&& handler) {
     using stored = std::decay_t<Handler>;
     using ops = detail::inline_wait_ops_for<stored, IoExecutor>;
-    if (timer.first.load(std::memory_order_relaxed) != nullptr || !timer.try_claim_inline(ops::table)) return false;
+    // Not while another wait of the timer is pending, linked or still on its
+    // way to the shard's inbox (start_pending): the inline wait must be
+    // the timer's oldest, which cancel_one() takes first.
+    if (timer.first.load(std::memory_order_relaxed) != nullptr ||
+        (timer.shard.load(std::memory_order_relaxed) & detail::timer_impl::start_pending) != 0 ||
+        !timer.try_claim_inline(ops::table)) {
+      return false;
+    }
     ::new (timer.inline_storage()) stored(std::forward<Handler>(handler));  // cannot throw (inline_capable)
     for (;;) {
       detail::timer_shard::start_result r{};

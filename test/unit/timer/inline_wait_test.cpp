@@ -131,6 +131,35 @@ BOOST_AUTO_TEST_CASE(cancel_one_takes_the_inline_wait_first) {
   BOOST_TEST(all(seen, asio::error::operation_aborted));
 }
 
+BOOST_AUTO_TEST_CASE(a_wait_still_on_its_way_to_the_shard_keeps_the_inline_wait_for_older_ones) {
+  // Found by the timer_ops fuzzer: a wait of two words started without the
+  // lock sits in the shard's inbox, not linked to its timer yet; a one-word
+  // wait started next must not take the inline place, which cancel_one()
+  // treats as the oldest.
+  asio::io_context io;
+  tally seen;
+  const waiter b{&seen, 1};
+  timer anchor(io, 1h);  // arms the shard: later waits start without the lock
+  wait_inline(anchor, b);
+  timer t(io, 2h);
+  tally* into = &seen;
+  t.async_wait([into, id = 0](const error_code& ec) {  // two words: a block
+    into->order.push_back(id);
+    into->results.push_back(ec);
+  });
+  const waiter c{&seen, 2};
+  wait_inline(t, c);
+  BOOST_TEST(t.cancel_one() == 1u);
+  io.run_for(5ms);
+  BOOST_TEST(seen.order == (std::vector<int>{0}), boost::test_tools::per_element());
+  BOOST_TEST(t.cancel() == 1u);
+  BOOST_TEST(anchor.cancel() == 1u);
+  io.restart();
+  io.run();
+  BOOST_TEST(seen.order.size() == 3u);
+  BOOST_TEST(all(seen, asio::error::operation_aborted));
+}
+
 BOOST_AUTO_TEST_CASE(a_new_expiry_cancels_it_and_the_next_wait_keeps_the_new_one) {
   // The inline wait's deadline is the timer's expiry word: the old wait must
   // leave the index before that word changes, and the new wait is indexed
