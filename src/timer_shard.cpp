@@ -719,6 +719,10 @@ timer_impl* timer_shard::abort_locked(wait_op_base& op, after_unlock& later, tim
 
 void timer_shard::batch_locked(wait_op_base& op, after_unlock& later) noexcept {
   batch_.push_back(&op);
+  joined_batch_locked(later);
+}
+
+void timer_shard::joined_batch_locked(after_unlock& later) noexcept {
   ++batch_waits_;
   if (!drain_posted_) {
     drain_posted_ = true;
@@ -789,11 +793,7 @@ bool timer_shard::batch_inline_locked(timer_impl& t, bool aborted, after_unlock&
   if (aborted) {
     if (inline_abort_chunk* chunk = chunk_at_end_locked(batch_)) {
       chunk->add(t);
-      ++batch_waits_;
-      if (!drain_posted_) {
-        drain_posted_ = true;
-        later.post_drain = true;
-      }
+      joined_batch_locked(later);
       return true;
     }
   }
@@ -1006,11 +1006,7 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
       if (timer) timer->release_start_claim();
       op.aborted = true;
       op.state.store(wait_state::aborted, std::memory_order_relaxed);
-      batch_.push_back(&op);
-      if (!drain_posted_) {
-        drain_posted_ = true;
-        later.post_drain = true;
-      }
+      batch_locked(op, later);  // counted in the batch: its drain lets the shard go of it
       continue;
     }
     ++held_;

@@ -236,6 +236,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void give_chunk(inline_abort_chunk* c) noexcept;
   /// Queues aborted @p op (a block) in the abort batch.
   void batch_locked(wait_op_base& op, after_unlock& later) noexcept;
+  /// One more wait in the abort batch (a block, or a chunk's record): it
+  /// counts for take_batch(), and a drain is posted unless one is on its way.
+  void joined_batch_locked(after_unlock& later) noexcept;
 
   // ---- a timer's inline wait leaving the timer (see timer_impl) ----------------
   // Wherever it leaves the index it leaves the timer too, under the same
