@@ -732,6 +732,15 @@ void timer_shard::joined_batch_locked(after_unlock& later) noexcept {
 
 // ---- a timer's inline wait leaving the timer ---------------------------------------------
 
+namespace {
+
+void prefetch_for_write(const inline_abort_chunk* c) noexcept {
+  const auto* p = reinterpret_cast<const char*>(c);
+  for (std::size_t at = 0; at < sizeof(inline_abort_chunk); at += 64) __builtin_prefetch(p + at, 1);
+}
+
+}  // namespace
+
 inline_abort_chunk* timer_shard::chunk_at_end_locked(wait_list& list) noexcept {
   if (!list.empty() && list.back()->is_chunk()) {
     auto* last = static_cast<inline_abort_chunk*>(list.back());
@@ -745,6 +754,12 @@ inline_abort_chunk* timer_shard::chunk_at_end_locked(wait_list& list) noexcept {
   if (spare_chunks_ != nullptr) {
     inline_abort_chunk* const spare = spare_chunks_;
     spare_chunks_ = static_cast<inline_abort_chunk*>(spare->link());
+    // A spare was last written by the thread that delivered it: each of its
+    // lines is a miss to the other core's cache when written. Asked for all
+    // at once, for this chunk's records and the next spare, they come in
+    // while the aborts go on, not one by one on the way.
+    prefetch_for_write(spare);
+    if (spare_chunks_ != nullptr) prefetch_for_write(spare_chunks_);
     next = inline_abort_chunk::reuse(spare);
   } else {
     try {

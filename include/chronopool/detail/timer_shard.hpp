@@ -365,8 +365,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   // under it (so no pop races a push). About spare_chunk_limit at most.
   static constexpr std::size_t spare_chunk_limit = 64;
   inline_abort_chunk* spare_chunks_ = nullptr;
-  std::atomic<inline_abort_chunk*> returned_chunks_{nullptr};
+  // Written by delivering threads: a line of their own, away from the
+  // fields a canceller writes under the lock in every abort.
+  alignas(64) std::atomic<inline_abort_chunk*> returned_chunks_{nullptr};
   std::atomic<std::size_t> returned_count_{0};
+  [[maybe_unused]] char returned_line_end_[64 - sizeof(std::atomic<inline_abort_chunk*>) - sizeof(std::atomic<std::size_t>)];
   bool drain_posted_ = false;    // a function to deliver batch_ is on its way
   std::size_t held_ = 0;         // waits the shard holds (queued, batched, being handed on)
   std::uint64_t unlocked_starts_ = 0;
