@@ -540,8 +540,22 @@ void timer_shard::drain_and_rewake(std::unique_lock<adaptive_mutex> lock) noexce
   later.run_best_effort();
 }
 
-timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer) {
-  if (try_start_unlocked(op, timer)) return start_result::started;
+timer_shard::start_result timer_shard::start(wait_node& node, timer_impl* timer) {
+  if (try_start_unlocked(node, timer)) return start_result::started;
+  // A block wait, or (the timer's own node) its inline wait: no state, no
+  // cancellation slot, and nothing to link (it is the timer's oldest by place).
+  auto* const op = node.is_inline() ? nullptr : static_cast<wait_op_base*>(&node);
+  // Takes the wait back out before any other thread could see it, or (after
+  // the unlock) when nothing else took it meanwhile.
+  const auto take_back_locked = [&](after_unlock& later) noexcept {
+    index_.erase(node);
+    if (op != nullptr) {
+      unlink_locked(*op);
+      op->state.store(wait_state::finished, std::memory_order_relaxed);
+    }
+    release_locked(1, later);
+  };
+  std::uint64_t sequence = 0;
   after_unlock later(*this);
   {
     std::lock_guard lock(mutex_);
@@ -549,45 +563,42 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     // here) under another shard's lock.
     if (timer && timer->home() != this) return start_result::moved;
     if (shutting_down_) return start_result::refused;
-    // An unlocked start of the same timer before this one is linked first.
+    // An unlocked start of the same timer before this one is indexed first.
     drain_inbox_locked(later);
-    if (timer) op.set_deadline(timer->expiry());
-    op.set_sequence(next_sequence_++);
-    index_.insert(&op);  // may throw: nothing changed yet
-    if (held_ == 0) {
-      try {
-        work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
-      } catch (...) {
-        index_.erase(op);
-        throw;
-      }
+    if (op != nullptr && timer != nullptr) op->set_deadline(timer->expiry());
+    sequence = next_sequence_++;
+    node.set_sequence(sequence);
+    index_.insert(&node);  // may throw: nothing changed yet
+    try {
+      hold_work_locked(later);
+    } catch (...) {
+      index_.erase(node);
+      throw;
     }
     ++held_;
-    const bool cancel_asked = op.enter(wait_state::queued);
-    if (timer) {
-      op.set_last_of(timer);
-      if (timer->last) {
-        timer->last->set_next_wait(&op);
+    if (op != nullptr) {
+      const bool cancel_asked = op->enter(wait_state::queued);
+      if (timer) {
+        op->set_last_of(timer);
+        if (timer->last) {
+          timer->last->set_next_wait(op);
+        } else {
+          timer->first.store(op, std::memory_order_relaxed);
+        }
+        timer->last = op;
       } else {
-        timer->first.store(&op, std::memory_order_relaxed);
+        op->clear_timer();
       }
-      timer->last = &op;
-    } else {
-      op.clear_timer();
-    }
-    if (cancel_asked) {
-      // Its slot was emitted while it was starting: cancelled before it was queued.
-      abort_locked(op, later);
-      return start_result::started;
+      if (cancel_asked) {
+        // Its slot was emitted while it was starting: cancelled before it was queued.
+        abort_locked(*op, later);
+        return start_result::started;
+      }
     }
     try {
       rewake_locked(later, false);
     } catch (...) {
-      // Out before any thread could take it (we still hold the lock).
-      index_.erase(op);
-      unlink_locked(op);
-      op.state.store(wait_state::finished, std::memory_order_relaxed);
-      release_locked(1, later);
+      take_back_locked(later);  // we still hold the lock
       rewake_locked(later, true);
       throw;
     }
@@ -597,66 +608,29 @@ timer_shard::start_result timer_shard::start(wait_op_base& op, timer_impl* timer
     later.run();
   } catch (...) {
     // The pool refused the wake-up (no thread could be started). Take the
-    // wait back unless a cancel has it already, and let the next wait arm.
+    // wait back unless it left the index meanwhile (fired or cancelled, and
+    // being delivered; an inline wait's sequence tells it from a wait
+    // another thread started on the timer since), and let the next wait arm.
     std::lock_guard lock(mutex_);
     forget_wakeup_locked(refused);
-    if (op.state.load(std::memory_order_relaxed) != wait_state::queued) return start_result::started;  // being delivered
-    index_.erase(op);
-    unlink_locked(op);
-    op.state.store(wait_state::finished, std::memory_order_relaxed);
-    release_locked(1, later);
+    const bool still_queued = op != nullptr ? op->state.load(std::memory_order_relaxed) == wait_state::queued
+                                            : inline_queued(*timer) && timer->sequence() == sequence;
+    if (!still_queued) return start_result::started;
+    take_back_locked(later);
     throw;
   }
   return start_result::started;
 }
 
-timer_shard::start_result timer_shard::start_inline(timer_impl& t) {
-  if (try_start_unlocked(t, &t)) return start_result::started;
-  std::uint64_t sequence = 0;
-  after_unlock later(*this);
-  {
-    std::lock_guard lock(mutex_);
-    if (t.home() != this) return start_result::moved;  // acquire, as in start()
-    if (shutting_down_) return start_result::refused;
-    drain_inbox_locked(later);  // an unlocked start of the same timer before this one is indexed first
-    sequence = next_sequence_++;
-    t.set_sequence(sequence);
-    index_.insert(&t);  // may throw: nothing changed yet
-    if (held_ == 0) {
-      try {
-        work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
-      } catch (...) {
-        index_.erase(t);
-        throw;
-      }
-    }
-    ++held_;
-    // Nothing to link: the inline wait is its timer's oldest by place.
-    try {
-      rewake_locked(later, false);
-    } catch (...) {
-      index_.erase(t);  // out before any thread could take it (we still hold the lock)
-      release_locked(1, later);
-      rewake_locked(later, true);
-      throw;
-    }
+void timer_shard::hold_work_locked(after_unlock& later) {
+  if (held_ != 0 || work_) return;
+  if (later.released_work) {
+    // The shard let go of its last wait earlier in this section: that copy again.
+    work_ = std::move(later.released_work);
+    later.released_work.reset();
+  } else {
+    work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
   }
-  const task_ptr refused = later.submit;  // if the pool refuses it
-  try {
-    later.run();
-  } catch (...) {
-    // As in start(): take the wait back unless it left the index meanwhile
-    // (fired or cancelled, and so moved into a block that is delivered; the
-    // sequence tells it from a wait another thread started on the timer
-    // since then).
-    std::lock_guard lock(mutex_);
-    forget_wakeup_locked(refused);
-    if (!inline_queued(t) || t.sequence() != sequence) return start_result::started;
-    index_.erase(t);
-    release_locked(1, later);
-    throw;
-  }
-  return start_result::started;
 }
 
 void timer_shard::forget_wakeup(const task_ptr& w) noexcept {
@@ -1003,15 +977,7 @@ bool timer_shard::drain_inbox_locked(after_unlock& later) noexcept {
     }
     op.set_sequence(next_sequence_++);  // in push order: oldest first
     try {
-      if (held_ == 0 && !work_) {
-        // The shard let go of its last wait earlier in this section.
-        if (later.released_work) {
-          work_ = std::move(later.released_work);
-          later.released_work.reset();
-        } else {
-          work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
-        }
-      }
+      hold_work_locked(later);
       index_.insert(&op);
     } catch (...) {
       // Out of memory: the wait cannot be indexed, and its start has
@@ -1055,15 +1021,7 @@ void timer_shard::drain_inline_locked(timer_impl& t, after_unlock& later) noexce
   }
   t.set_sequence(next_sequence_++);
   try {
-    if (held_ == 0 && !work_) {
-      // The shard let go of its last wait earlier in this section.
-      if (later.released_work) {
-        work_ = std::move(later.released_work);
-        later.released_work.reset();
-      } else {
-        work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
-      }
-    }
+    hold_work_locked(later);
     index_.insert(&t);
   } catch (...) {
     // Out of memory: it completes with operation_aborted, as a block would.

@@ -239,7 +239,7 @@ class timer_service : public boost::asio::execution_context::service {
     for (;;) {
       detail::timer_shard::start_result r{};
       try {
-        r = shard->start_inline(timer);
+        r = shard->start(timer, &timer);
       } catch (...) {
         ops::destroy(timer.inline_storage());
         timer.free_inline();

@@ -57,25 +57,12 @@ int sweep_allocations(Attempt attempt) {
   return 255;
 }
 
-/// Runs @p call with the n-th allocation on this thread failing.
+/// Runs @p call with the n-th allocation on this thread failing (with @p
+/// from_then_on, every one after it too: memory that stays short).
 template <class Call>
-step with_nth_allocation_failing(std::size_t n, Call call) {
+step with_nth_allocation_failing(std::size_t n, Call call, bool from_then_on = false) {
   step s;
-  scoped_allocation_failure failure(n);
-  try {
-    call();
-  } catch (const std::bad_alloc&) {
-    s.threw = true;
-  }
-  s.fired = failure.fired();
-  return s;
-}
-
-/// with_nth_allocation_failing(), every allocation after the n-th failing too.
-template <class Call>
-step with_nth_allocation_failing_from_then_on(std::size_t n, Call call) {
-  step s;
-  scoped_allocation_failure failure(n, true);
+  scoped_allocation_failure failure(n, from_then_on);
   try {
     call();
   } catch (const std::bad_alloc&) {
@@ -434,7 +421,7 @@ BOOST_AUTO_TEST_CASE(an_inline_wait_firing_with_memory_short_completes_once) {
     inline_result r;
     wait_with_one_word(t, r);
     step s;
-    std::thread runner([&] { s = with_nth_allocation_failing_from_then_on(n, [&] { io.run_for(20ms); }); });
+    std::thread runner([&] { s = with_nth_allocation_failing(n, [&] { io.run_for(20ms); }, true); });
     runner.join();
     chronopool::steady_timer nudge(io, std::chrono::milliseconds(1));
     inline_result nudged;

@@ -122,14 +122,13 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
     refused,  ///< the context is shutting down: the caller drops the wait uncalled
     moved,    ///< the timer is no longer at home here: start it where it is now
   };
-  /// Queues @p op (a timer's wait when @p timer is set: its deadline is then
-  /// the timer's expiry, and this must be the timer's home). Throws on
-  /// allocation failure, having taken the wait back out: nobody else saw it.
-  start_result start(wait_op_base& op, timer_impl* timer);
-  /// Queues @p t's inline wait, which the caller has claimed and filled
-  /// (see timer_impl); this must be the timer's home. Throws on allocation
-  /// failure, the wait taken back out (its handler still in the timer).
-  start_result start_inline(timer_impl& t);
+  /// Queues a wait: @p node is a block (wait_op_base), a timer's wait when
+  /// @p timer is set (its deadline is then the timer's expiry), or @p
+  /// timer's own inline wait, which the caller has claimed and filled (see
+  /// timer_impl). With a timer, this must be its home. Throws on allocation
+  /// failure, having taken the wait back out: nobody else saw it (an
+  /// inline wait's handler is still in the timer).
+  start_result start(wait_node& node, timer_impl* timer);
 
   /// The shard where a new wait of @p t starts: @p preferred (the calling
   /// thread's) when @p t has no pending wait, which moves it there, else
@@ -298,6 +297,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void claim_locked(wait_list& list) noexcept;
   /// The shard lets go of @p n waits (delivered or dropped).
   void release_locked(std::size_t n, after_unlock& later) noexcept;
+  /// Before the shard holds its first wait: takes the context's work (again
+  /// the copy @p later holds when the last wait went earlier in this
+  /// section). Throws when the executor cannot be copied.
+  void hold_work_locked(after_unlock& later);
   /// Moves every due wait into @p out, fired.
   void collect_due_locked(wait_list& out, after_unlock& later) noexcept;
   /// Takes every wait out, for shutdown or a lost pool.
