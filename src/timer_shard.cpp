@@ -715,10 +715,10 @@ void prefetch_for_write(const inline_abort_chunk* c) noexcept {
 
 }  // namespace
 
-inline_abort_chunk* timer_shard::chunk_at_end_locked(wait_list& list) noexcept {
+inline_abort_chunk* timer_shard::chunk_at_end_locked(wait_list& list, const inline_wait_ops* ops) noexcept {
   if (!list.empty() && list.back()->is_chunk()) {
     auto* last = static_cast<inline_abort_chunk*>(list.back());
-    if (!last->full()) return last;
+    if (last->takes(ops)) return last;
   }
   inline_abort_chunk* next = nullptr;
   if (spare_chunks_ == nullptr) {
@@ -780,7 +780,7 @@ wait_op_base* timer_shard::evacuate_inline_locked(timer_impl& t, bool linked) no
 
 bool timer_shard::batch_inline_locked(timer_impl& t, bool aborted, after_unlock& later) noexcept {
   if (aborted) {
-    if (inline_abort_chunk* chunk = chunk_at_end_locked(batch_)) {
+    if (inline_abort_chunk* chunk = chunk_at_end_locked(batch_, t.inline_ops())) {
       chunk->add(t);
       joined_batch_locked(later);
       return true;
@@ -815,7 +815,7 @@ void timer_shard::abort_inline_locked(timer_impl& t, after_unlock& later, bool p
 }
 
 void timer_shard::drop_inline_locked(timer_impl& t, wait_list& into, after_unlock& later) noexcept {
-  if (inline_abort_chunk* chunk = chunk_at_end_locked(into)) {
+  if (inline_abort_chunk* chunk = chunk_at_end_locked(into, t.inline_ops())) {
     chunk->add(t);  // discarded uncalled with the rest of the list
     return;
   }

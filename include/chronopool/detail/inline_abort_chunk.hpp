@@ -8,7 +8,11 @@
 // Instead the handler word moves into a record of a chunk, a block that
 // stands in the abort batch like one wait and holds up to `capacity` of
 // them: consecutive aborts share it, so the batch keeps cancel order and a
-// mass cancel allocates once per `capacity` waits.
+// mass cancel allocates once per `capacity` waits. The records of a chunk
+// are of one handler type (a mass cancel's usually are): the operations are
+// kept once, and a record is the handler word alone. The canceller writes
+// these records into memory the delivering thread had last, a miss to the
+// other core per line: half the lines, half the misses.
 #pragma once
 
 #include <chronopool/detail/wait_op.hpp>
@@ -25,8 +29,9 @@ namespace chronopool::detail {
 
 class inline_abort_chunk final : public wait_op_base {
  public:
-  /// 14 records of 16 bytes beside the 48-byte wait: a 288-byte block.
-  static constexpr std::size_t capacity = 14;
+  /// 28 records of 8 bytes beside the 48-byte wait and the operations: a
+  /// 288-byte block.
+  static constexpr std::size_t capacity = 28;
 
   /// Throws std::bad_alloc.
   static inline_abort_chunk* make() { return new inline_abort_chunk(); }
@@ -36,36 +41,38 @@ class inline_abort_chunk final : public wait_op_base {
     return ::new (static_cast<void*>(done)) inline_abort_chunk();
   }
 
-  bool full() const noexcept { return count_ == capacity; }
+  /// Whether a record for a handler of @p ops fits.
+  bool takes(const inline_wait_ops* ops) const noexcept {
+    return count_ == 0 || (count_ < capacity && ops_ == ops);
+  }
   /// Records not delivered yet.
   std::size_t remaining() const noexcept { return count_ - next_; }
   /// Takes @p t's inline wait (out of the index) in: its handler moves here
   /// and the inline wait is freed.
   void add(timer_impl& t) noexcept {
-    record& r = records_[count_++];
-    r.ops = t.inline_ops();
-    r.ops->relocate(r.handler, t.inline_storage());
+    ops_ = t.inline_ops();
+    ops_->relocate(records_[count_++].handler, t.inline_storage());
     t.free_inline();
   }
   /// Delivers the next record (operation_aborted); the chunk stays, with
   /// the records after it, when its handler throws. Not the last one (see
   /// complete_last).
-  void complete_next() {
-    record& r = records_[next_++];
-    r.ops->complete(r.handler, boost::asio::error::operation_aborted);
-  }
+  void complete_next() { ops_->complete(records_[next_++].handler, boost::asio::error::operation_aborted); }
   /// Delivers the last record, after handing the chunk to @p recycle (so
   /// that the memory is back before the handler runs, which may cancel).
   template <class Recycle>
   void complete_last(Recycle&& recycle) {
-    record r = records_[next_++];
+    // The handler moves out first (a relocation, which cannot throw): the
+    // chunk may be reused once recycled.
+    const inline_wait_ops* const ops = ops_;
+    record r;
+    ops->relocate(r.handler, records_[next_++].handler);
     recycle(this);
-    r.ops->complete(r.handler, boost::asio::error::operation_aborted);
+    ops->complete(r.handler, boost::asio::error::operation_aborted);
   }
 
  private:
   struct record {
-    const inline_wait_ops* ops;
     alignas(void*) unsigned char handler[sizeof(void*)];
   };
 
@@ -101,10 +108,7 @@ class inline_abort_chunk final : public wait_op_base {
         return;
       }
       case action::discard: {
-        for (; self->next_ < self->count_; ++self->next_) {
-          record& r = self->records_[self->next_];
-          r.ops->destroy(r.handler);
-        }
+        for (; self->next_ < self->count_; ++self->next_) self->ops_->destroy(self->records_[self->next_].handler);
         delete self;
         return;
       }
@@ -112,6 +116,7 @@ class inline_abort_chunk final : public wait_op_base {
     }
   }
 
+  const inline_wait_ops* ops_ = nullptr;  // of every record
   record records_[capacity];
   std::uint8_t count_ = 0;
   std::uint8_t next_ = 0;

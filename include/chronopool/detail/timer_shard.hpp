@@ -228,9 +228,10 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// (it joins the abort batch). @p timer: its timer, when the caller knows
   /// it. Returns what unlink_locked() returns.
   timer_impl* abort_locked(wait_op_base& op, after_unlock& later, timer_impl* timer = nullptr) noexcept;
-  /// The chunk at the end of @p list with room for one more record, or a
-  /// spare or new one appended to it; null when none can be had.
-  inline_abort_chunk* chunk_at_end_locked(wait_list& list) noexcept;
+  /// The chunk at the end of @p list with room for one more record of a
+  /// handler of @p ops, or a spare or new one appended to it; null when
+  /// none can be had.
+  inline_abort_chunk* chunk_at_end_locked(wait_list& list, const inline_wait_ops* ops) noexcept;
   /// Takes back a delivered chunk (any thread, no lock).
   void give_chunk(inline_abort_chunk* c) noexcept;
   /// Queues aborted @p op (a block) in the abort batch.

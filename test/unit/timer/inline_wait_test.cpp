@@ -113,6 +113,40 @@ BOOST_AUTO_TEST_CASE(cancel_aborts_it_after_the_call_returns) {
   BOOST_TEST(all(seen, asio::error::operation_aborted));
 }
 
+BOOST_AUTO_TEST_CASE(many_cancelled_with_handlers_of_two_types_complete_in_cancel_order) {
+  // Aborted inline waits are delivered from records kept many to a block,
+  // a block holding handlers of one type: a mix of types, and more waits
+  // than one block holds, still completes each once, in cancel order.
+  struct other_type {  // one word, like the lambda of wait_inline, but another type, which says so
+    const waiter* w;
+    void operator()(const error_code& ec) const {
+      w->into->order.push_back(1000 + w->id);
+      w->into->results.push_back(ec);
+    }
+  };
+  asio::io_context io;
+  tally seen;
+  constexpr int n = 100;
+  std::vector<waiter> waiters;
+  std::vector<std::unique_ptr<timer>> timers;
+  for (int i = 0; i < n; ++i) waiters.push_back(waiter{&seen, i});
+  std::vector<int> expected;
+  for (int i = 0; i < n; ++i) {
+    timers.push_back(std::make_unique<timer>(io, 1h));
+    // Runs of one type of varying length, then of the other.
+    if ((i / 3 + i / 17) % 2 == 0) {
+      wait_inline(*timers.back(), waiters[static_cast<std::size_t>(i)]);
+    } else {
+      timers.back()->async_wait(other_type{&waiters[static_cast<std::size_t>(i)]});
+    }
+    expected.push_back((i / 3 + i / 17) % 2 == 0 ? i : 1000 + i);
+  }
+  for (auto& t : timers) BOOST_TEST(t->cancel() == 1u);
+  io.run();
+  BOOST_TEST(seen.order == expected, boost::test_tools::per_element());
+  BOOST_TEST(all(seen, asio::error::operation_aborted));
+}
+
 BOOST_AUTO_TEST_CASE(cancel_one_takes_the_inline_wait_first) {
   asio::io_context io;
   tally seen;
