@@ -87,6 +87,7 @@ class delivery {
       if (!delivering_) return;  // ran to the end
       // A handler threw out of operator(): the rest go on without it.
       if (!list_.empty()) shard_->post_list(std::exchange(list_, {}));
+      if (staying_) shard_->leave_drain();
       return;
     }
     // Destroyed unrun: by our own post that failed or was refused (the
@@ -109,8 +110,7 @@ class delivery {
     started_ = true;
     delivering_ = true;
     if (batch_) {
-      list_ = shard_->take_batch();
-      shard_->deliver(list_);
+      drain();
       delivering_ = false;
       return;
     }
@@ -123,12 +123,42 @@ class delivery {
   }
 
  private:
+  /// Delivers the abort batch. A batch of many waits means aborts are
+  /// streaming in from another thread (a mass cancel). Delivering a record
+  /// takes a few ns, so a drain that ended at once would leave the next
+  /// abort to post (and wake a thread) again for a handful of waits: 40-100
+  /// waits a drain in a 1M-timer cancel, and the wake-ups, not the cancels,
+  /// were most of its cost. So such a drain stays posted a moment and takes
+  /// again, while each take brings something, for at most `longest_stay`,
+  /// so a one-thread context's other handlers wait no longer than that.
+  void drain() {
+    using std::chrono::steady_clock;
+    constexpr std::size_t stream_from = 16;
+    constexpr std::chrono::microseconds linger{16}, longest_stay{256};
+    std::size_t stay_from = stream_from;
+    steady_clock::time_point since{};  // when it first stayed
+    for (;;) {
+      list_ = shard_->take_batch(stay_from, staying_);
+      shard_->deliver(list_);
+      if (!staying_) return;
+      auto now = steady_clock::now();
+      if (since == steady_clock::time_point{}) since = now;
+      const auto until = now + linger;
+      do {
+        for (int i = 0; i < 8; ++i) cpu_relax();
+        now = steady_clock::now();
+      } while (now < until);
+      stay_from = now - since < longest_stay ? 1 : 0;
+    }
+  }
+
   std::shared_ptr<timer_shard> shard_;
   wait_list list_;
   bool batch_;
   bool claimed_;
   bool started_ = false;
   bool delivering_ = false;  // in operator(): the destructor runs only if a handler threw
+  bool staying_ = false;     // drain(): the shard counts on this drain to take again
 };
 
 void deliver_last_resort(wait_list& list) noexcept {
@@ -1188,15 +1218,31 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
 // ---- delivery ---------------------------------------------------------------------------
 
 wait_list timer_shard::take_batch() noexcept {
+  bool stays = false;
+  return take_batch(0, stays);
+}
+
+wait_list timer_shard::take_batch(std::size_t stay_from, bool& stays) noexcept {
   after_unlock later(*this);
   wait_list list;
   std::lock_guard lock(mutex_);
   if (stranded_ != nullptr) [[unlikely]]
     retry_stranded_locked(later);
   list.swap(batch_);
-  drain_posted_ = false;
+  stays = stay_from != 0 && batch_waits_ >= stay_from;
+  drain_posted_ = stays;
   release_locked(std::exchange(batch_waits_, 0), later);
   return list;
+}
+
+void timer_shard::leave_drain() noexcept {
+  after_unlock later(*this);
+  std::lock_guard lock(mutex_);
+  drain_posted_ = false;
+  if (batch_waits_ != 0) {
+    drain_posted_ = true;
+    later.post_drain = true;
+  }
 }
 
 namespace {

@@ -180,6 +180,14 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void deliver(wait_list& list);
   /// Takes the abort batch for delivery.
   wait_list take_batch() noexcept;
+  /// Takes the abort batch for a drain that may stay: when it took
+  /// @p stay_from waits or more (0: never), the drain stays posted
+  /// (@p stays): aborts meanwhile post no drain, and the drain must take
+  /// again until a take leaves it, or call leave_drain().
+  wait_list take_batch(std::size_t stay_from, bool& stays) noexcept;
+  /// A staying drain leaves without a last take (a handler threw): what
+  /// came meanwhile gets a drain of its own.
+  void leave_drain() noexcept;
   /// Claims a list posted by post_list() for delivery: unlinks fired waits
   /// from their timers (from now on cancel() no longer sees them); a wait
   /// cancelled after it fired stays in the list, aborted. Once per posted list.

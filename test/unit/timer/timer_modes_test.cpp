@@ -868,6 +868,61 @@ BOOST_AUTO_TEST_CASE(throwing_handler_propagates_out_of_run_and_service_recovers
   BOOST_TEST((next.at() >= thrower.expiry()));
 }
 
+// A drain that takes a batch of many aborts stays to take again (a mass
+// cancel streaming in); a handler throwing in it must not leave the shard
+// believing a drain is still coming.
+BOOST_AUTO_TEST_CASE(a_handler_throwing_in_a_large_abort_batch_loses_no_later_abort) {
+  asio::io_context io;
+  constexpr std::size_t n = 40;  // well over the batch size from which a drain stays
+  std::vector<timer> timers;
+  timers.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) timers.emplace_back(io, 1h);
+  std::size_t aborted = 0;
+  timers[0].async_wait([](const error_code&) { throw std::runtime_error("handler failed"); });
+  for (std::size_t i = 1; i < n; ++i) {
+    timers[i].async_wait([&aborted](const error_code& ec) {
+      if (ec == asio::error::operation_aborted) ++aborted;
+    });
+  }
+  for (auto& t : timers) BOOST_TEST(t.cancel() == 1u);
+  BOOST_CHECK_THROW(io.run_for(long_wait), std::runtime_error);
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(aborted == n - 1);
+
+  sync_outcome late;
+  timers[1].async_wait(late.handler());
+  BOOST_TEST(timers[1].cancel() == 1u);
+  io.restart();
+  BOOST_TEST(run_bounded(io));
+  BOOST_TEST(late.calls() == 1);
+  BOOST_TEST((late.ec() == asio::error::operation_aborted));
+}
+
+// The staying drain ends within the poll that ran it, and leaves the next
+// abort a drain of its own.
+BOOST_AUTO_TEST_CASE(a_poll_delivers_a_large_abort_batch_and_the_next_abort) {
+  asio::io_context io;
+  constexpr std::size_t n = 40;
+  std::vector<timer> timers;
+  timers.reserve(n);
+  std::vector<sync_outcome> outcomes(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    timers.emplace_back(io, 1h);
+    timers[i].async_wait(outcomes[i].handler());
+  }
+  for (std::size_t i = 0; i + 1 < n; ++i) BOOST_TEST(timers[i].cancel() == 1u);
+  io.poll();
+  for (std::size_t i = 0; i + 1 < n; ++i) BOOST_TEST(outcomes[i].calls() == 1);
+  BOOST_TEST(outcomes[n - 1].calls() == 0);
+
+  BOOST_TEST(timers[n - 1].cancel() == 1u);
+  io.restart();
+  io.poll();
+  BOOST_TEST(outcomes[n - 1].calls() == 1);
+  BOOST_TEST((outcomes[n - 1].ec() == asio::error::operation_aborted));
+}
+
 // ---- saturating expiries -------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(max_duration_means_never) {
