@@ -1,5 +1,9 @@
-// A pending async_wait: one allocation holding the handler, ordered in a
-// timer shard's deadline index by (deadline, sequence).
+// A pending async_wait, ordered in a timer shard's deadline index by
+// (deadline, sequence): a block of its own holding the handler (wait_op), or,
+// for a timer's first wait with a one-word handler, the timer object itself
+// (timer_impl's inline wait, which moves into a block or an abort chunk's
+// record as it leaves the index). The life below is a block's; an inline
+// wait's differs only in where its handler goes when it leaves the index.
 //
 // A wait's life, every step under its shard's lock until it leaves the shard
 // (but the first, when it starts without the lock: see timer_shard):
