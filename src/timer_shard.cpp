@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -401,7 +402,12 @@ struct after_unlock {
 
 // ---- set-up -------------------------------------------------------------------------
 
-timer_shard::timer_shard(timer_service& service, native_poller& poller) : service_(service), poller_(poller) {}
+timer_shard::timer_shard(timer_service& service, native_poller& poller) : service_(service), poller_(poller) {
+  // A timer keeps its home's address in 42 bits of a word (timer_impl).
+  if ((timer_impl::word_of(this) & ~timer_impl::shard_mask) != 0) {
+    throw std::runtime_error("chronopool: a timer shard's address does not fit a timer's word (over 2^48)");
+  }
+}
 
 timer_shard::~timer_shard() {
   for (auto* list : {spare_chunks_, returned_chunks_.load(std::memory_order_acquire)}) {
@@ -463,7 +469,7 @@ timer_shard& timer_shard::lock_home(timer_impl& t, std::unique_lock<adaptive_mut
 
 timer_shard& timer_shard::home_for_wait(timer_impl& t, timer_shard& preferred) {
   // Already there (the usual case): start() checks again under its lock.
-  if (t.shard.load(std::memory_order_acquire) == timer_impl::word_of(&preferred)) return preferred;
+  if (t.home(std::memory_order_acquire) == &preferred) return preferred;
   std::unique_lock<adaptive_mutex> lock;
   timer_shard& home = lock_home(t, lock);
   if (&home == &preferred || t.first.load(std::memory_order_relaxed) != nullptr || t.inline_ops() != nullptr) return home;
@@ -471,12 +477,7 @@ timer_shard& timer_shard::home_for_wait(timer_impl& t, timer_shard& preferred) {
   // may move to the calling thread's shard, where its waits will not contend
   // with other threads' timers. Not while a wait started without the lock
   // is on its way to the home's inbox (start_pending): the exchange fails.
-  std::uintptr_t expected = timer_impl::word_of(&home);
-  if (!t.shard.compare_exchange_strong(expected, timer_impl::word_of(&preferred), std::memory_order_acq_rel,
-                                       std::memory_order_relaxed)) {
-    return home;
-  }
-  return preferred;
+  return t.try_move_home(&home, &preferred) ? preferred : home;
 }
 
 bool timer_shard::try_start_unlocked(wait_node& node, timer_impl* timer) noexcept {
@@ -489,12 +490,8 @@ bool timer_shard::try_start_unlocked(wait_node& node, timer_impl* timer) noexcep
   // lock. Until then the timer's start_pending bit stands for it: it keeps
   // the home where it is, sends a second unlocked start of the same timer
   // (from another thread) to the lock, and tells cancel() to look.
-  if (timer != nullptr) {
-    std::uintptr_t here = timer_impl::word_of(this);
-    if (!timer->shard.compare_exchange_strong(here, here | timer_impl::start_pending, std::memory_order_seq_cst,
-                                              std::memory_order_relaxed)) {
-      return false;  // its home is elsewhere, or another unlocked start is pending
-    }
+  if (timer != nullptr && !timer->try_claim_start(this)) {
+    return false;  // its home is elsewhere, or another unlocked start is pending
   }
   // Sequentially consistent, after the claim: a new expiry stored meanwhile
   // (cancel() with an expiry) is either read here or sees the claim and
@@ -1081,12 +1078,12 @@ void timer_shard::publish_gate_locked() noexcept {
 }
 
 bool timer_shard::idle(const timer_impl& t) noexcept {
-  // The claim first (acquire): once it is released, the wait it stood for
-  // is linked, and `first` shows it.
-  if ((t.shard.load(std::memory_order_acquire) & timer_impl::start_pending) != 0) return false;
-  // The inline wait before the list (acquire): a fired one is linked as a
-  // block before it is freed.
-  if (t.inline_ops(std::memory_order_acquire) != nullptr) return false;
+  // The start claim and the inline wait (one word, acquire) before the
+  // list: once a claim is released, the wait it stood for is linked, and
+  // a fired inline wait is linked as a block before it is freed; `first`
+  // shows either.
+  const std::uintptr_t w = t.state(std::memory_order_acquire);
+  if ((w & (timer_impl::start_pending | timer_impl::ops_mask)) != 0) return false;
   return t.first.load(std::memory_order_acquire) == nullptr;
 }
 
@@ -1110,7 +1107,7 @@ std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
     t.set_expiry(*expiry, std::memory_order_seq_cst);
     s.drain_inbox_locked(later);
     // It pushes (or gives up) without the lock: a few instructions away.
-    while ((t.shard.load(std::memory_order_seq_cst) & timer_impl::start_pending) != 0) {
+    while ((t.state(std::memory_order_seq_cst) & timer_impl::start_pending) != 0) {
       cpu_relax();
       s.drain_inbox_locked(later);
     }
@@ -1183,7 +1180,7 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   // Links from's unlocked wait, if it has one (its own thread started it:
   // a move is not concurrent with other uses of the object).
   home.drain_inbox_locked(later);
-  to.shard.store(timer_impl::word_of(&home), std::memory_order_relaxed);  // `to` is new: nobody else sees it yet
+  to.set_home(&home);  // `to` is new: nobody else sees it yet
   to.set_expiry(from.expiry());
   if (const inline_wait_ops* ops = from.inline_ops()) {
     // Its inline wait moves with the object: queued (the drain took it in),

@@ -122,11 +122,10 @@ class timer_service : public boost::asio::execution_context::service {
 
   // ---- per-object operations (the I/O object forwards to these) -------------
   void construct(implementation_type& impl) noexcept {
-    impl.shard.store(detail::timer_impl::word_of(&local_shard()), std::memory_order_relaxed);
+    impl.set_home(&local_shard());  // and the inline wait free
     impl.set_expiry(detail::time_point());
     impl.first.store(nullptr, std::memory_order_relaxed);
     impl.last = nullptr;
-    impl.free_inline();
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true);
   }
   void destroy(implementation_type& impl) {
@@ -230,11 +229,9 @@ class timer_service : public boost::asio::execution_context::service {
     // Not while another wait of the timer is pending, linked or still on its
     // way to the shard's inbox (start_pending): the inline wait must be
     // the timer's oldest, which cancel_one() takes first.
-    if (timer.first.load(std::memory_order_relaxed) != nullptr ||
-        (timer.shard.load(std::memory_order_relaxed) & detail::timer_impl::start_pending) != 0 ||
-        !timer.try_claim_inline(ops::table)) {
-      return false;
-    }
+    if (timer.first.load(std::memory_order_relaxed) != nullptr) return false;
+    const std::uint16_t ops_id = ops::id();
+    if (ops_id == 0 || !timer.try_claim_inline(ops_id)) return false;  // (it checks start_pending)
     ::new (timer.inline_storage()) stored(std::forward<Handler>(handler));  // cannot throw (inline_capable)
     for (;;) {
       detail::timer_shard::start_result r{};

@@ -68,28 +68,34 @@ struct wait_record {
   error_code ec;
   bool has_slot = false;
   asio::cancellation_signal signal;  // per-operation cancellation, when has_slot
-  class harness* owner = nullptr;    // for a one_word_handler
+  class harness* owner = nullptr;    // for a small_handler
 };
 
 class harness;
 
-/// A handler of one word that moves without throwing: a wait started with it
-/// on a timer with none pending lives in the timer itself (see
-/// chronopool::detail::timer_impl). Counted live as handler_token counts
-/// (moved-from ones are empty).
-class one_word_handler {
+/// A handler of one or two words (@p Extra: nothing, or a second word) that
+/// moves without throwing: a wait started with it on a timer with none
+/// pending lives in the timer itself (see chronopool::detail::timer_impl).
+/// Counted live as handler_token counts (moved-from ones are empty).
+struct no_second_word {};
+template <class Extra>
+class small_handler {
  public:
-  explicit one_word_handler(wait_record* w) noexcept : w_(w) { ++live_handlers; }
-  one_word_handler(one_word_handler&& o) noexcept : w_(std::exchange(o.w_, nullptr)) {}
-  one_word_handler& operator=(one_word_handler&&) = delete;
-  ~one_word_handler() {
+  explicit small_handler(wait_record* w) noexcept : w_(w) { ++live_handlers; }
+  small_handler(small_handler&& o) noexcept : w_(std::exchange(o.w_, nullptr)), extra_(o.extra_) {}
+  small_handler& operator=(small_handler&&) = delete;
+  ~small_handler() {
     if (w_ != nullptr) --live_handlers;
   }
   void operator()(const error_code& ec);
 
  private:
   wait_record* w_;
+  [[no_unique_address]] Extra extra_{};
 };
+using one_word_handler = small_handler<no_second_word>;
+using two_word_handler = small_handler<std::uintptr_t>;
+static_assert(sizeof(one_word_handler) == sizeof(void*) && sizeof(two_word_handler) == 2 * sizeof(void*));
 
 struct timer_model {
   std::unique_ptr<timer> t;
@@ -266,7 +272,12 @@ class harness {
         };
         if (!w.has_slot && in_.pick(2) == 0) {
           w.owner = this;
-          m->t->async_wait(one_word_handler(&w));  // inline when the timer has no wait
+          // Inline when the timer has no wait.
+          if (waits_.size() % 2 == 0) {
+            m->t->async_wait(one_word_handler(&w));
+          } else {
+            m->t->async_wait(two_word_handler(&w));
+          }
         } else if (w.has_slot) {
           m->t->async_wait(asio::bind_cancellation_slot(w.signal.slot(), std::move(h)));
         } else {
@@ -354,10 +365,14 @@ class harness {
   std::unique_ptr<asio::io_context> io_ = std::make_unique<asio::io_context>();
   std::array<timer_model, 4> timers_;  // destroyed before io_ (declared after it)
 
-  friend class one_word_handler;
+  template <class Extra>
+  friend class small_handler;
 };
 
-void one_word_handler::operator()(const error_code& ec) { w_->owner->on_complete(*w_, ec); }
+template <class Extra>
+void small_handler<Extra>::operator()(const error_code& ec) {
+  w_->owner->on_complete(*w_, ec);
+}
 
 }  // namespace
 

@@ -92,32 +92,43 @@ timer_churn::wait_record* timer_churn::claim_record() {
   return i < capacity_ ? &records_[i] : nullptr;
 }
 
-/// A handler of one word that moves without throwing: its wait lives in its
-/// timer (see chronopool::detail::timer_impl) when the timer has none. It
-/// counts itself live as live_token does (moved-from ones are empty).
-class timer_churn::one_word_handler {
+/// A handler of one or two words (@p Extra: nothing, or a second word) that
+/// moves without throwing: its wait lives in its timer (see
+/// chronopool::detail::timer_impl) when the timer has none. It counts
+/// itself live as live_token does (moved-from ones are empty).
+template <class Extra>
+class timer_churn::small_handler {
  public:
-  explicit one_word_handler(wait_record* rec) noexcept : rec_(rec) { rec_->owner->live_handlers_.fetch_add(1); }
-  one_word_handler(one_word_handler&& o) noexcept : rec_(std::exchange(o.rec_, nullptr)) {}
-  one_word_handler& operator=(one_word_handler&&) = delete;
-  ~one_word_handler() {
+  explicit small_handler(wait_record* rec) noexcept : rec_(rec) { rec_->owner->live_handlers_.fetch_add(1); }
+  small_handler(small_handler&& o) noexcept : rec_(std::exchange(o.rec_, nullptr)), extra_(o.extra_) {}
+  small_handler& operator=(small_handler&&) = delete;
+  ~small_handler() {
     if (rec_ != nullptr) rec_->owner->live_handlers_.fetch_sub(1);
   }
   void operator()(const boost::system::error_code& ec) { rec_->owner->on_complete(*rec_, rec_->timer_index, ec); }
 
  private:
   wait_record* rec_;
+  [[no_unique_address]] Extra extra_{};
 };
+
+namespace {
+struct no_second_word {};
+}  // namespace
 
 void timer_churn::start_wait(std::size_t timer_index, bool from_handler) {
   wait_record* rec = claim_record();
   if (rec == nullptr) return;
   if (from_handler) rearmed_in_handler_.fetch_add(1);
   if ((rec - records_.get()) % 2 == 0) {
-    // Half the waits with a one-word handler: inline in their timers.
+    // Half the waits with a handler of one or two words: inline in their timers.
     rec->owner = this;
     rec->timer_index = timer_index;
-    timers_[timer_index]->async_wait(one_word_handler(rec));
+    if ((rec - records_.get()) % 4 == 0) {
+      timers_[timer_index]->async_wait(small_handler<no_second_word>(rec));
+    } else {
+      timers_[timer_index]->async_wait(small_handler<std::uintptr_t>(rec));
+    }
     return;
   }
   timers_[timer_index]->async_wait([this, rec, timer_index, token = live_token(live_handlers_)](

@@ -61,11 +61,12 @@ class timer_churn {
  private:
   struct wait_record {
     std::atomic<int> calls{0};
-    // For a one_word_handler: what the two-word handler's lambda captures.
+    // For a small_handler: what the block handler's lambda captures.
     timer_churn* owner = nullptr;
     std::size_t timer_index = 0;
   };
-  class one_word_handler;
+  template <class Extra>
+  class small_handler;
 
   static constexpr int io_threads = 2;
   static constexpr int armers = 2;

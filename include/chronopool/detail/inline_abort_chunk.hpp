@@ -5,14 +5,14 @@
 // then its owner may have destroyed or moved the timer. Moving each into a
 // block of its own made a mass cancel allocate once per wait (a million
 // timeouts cancelled at once: 58 -> 221 ns a cancel, mostly fresh pages).
-// Instead the handler word moves into a record of a chunk, a block that
-// stands in the abort batch like one wait and holds up to `capacity` of
-// them: consecutive aborts share it, so the batch keeps cancel order and a
-// mass cancel allocates once per `capacity` waits. The records of a chunk
-// are of one handler type (a mass cancel's usually are): the operations are
-// kept once, and a record is the handler word alone. The canceller writes
-// these records into memory the delivering thread had last, a miss to the
-// other core per line: half the lines, half the misses.
+// Instead the handler moves into a record of a chunk, a block that stands in
+// the abort batch like one wait and holds many of them: consecutive aborts
+// share it, so the batch keeps cancel order and a mass cancel allocates once
+// per chunk. The records of a chunk are of one handler type (a mass
+// cancel's usually are): the operations are kept once, and a record is the
+// handler alone, one or two words. The canceller writes these records into
+// memory the delivering thread had last, a miss to the other core per line:
+// half the lines, half the misses.
 #pragma once
 
 #include <chronopool/detail/wait_op.hpp>
@@ -29,9 +29,9 @@ namespace chronopool::detail {
 
 class inline_abort_chunk final : public wait_op_base {
  public:
-  /// 28 records of 8 bytes beside the 48-byte wait and the operations: a
-  /// 288-byte block.
-  static constexpr std::size_t capacity = 28;
+  /// 28 words of records (28 one-word handlers, 14 two-word ones) beside
+  /// the 48-byte wait and the operations: a 288-byte block.
+  static constexpr std::size_t capacity_words = 28;
 
   /// Throws std::bad_alloc.
   static inline_abort_chunk* make() { return new inline_abort_chunk(); }
@@ -43,7 +43,7 @@ class inline_abort_chunk final : public wait_op_base {
 
   /// Whether a record for a handler of @p ops fits.
   bool takes(const inline_wait_ops* ops) const noexcept {
-    return count_ == 0 || (count_ < capacity && ops_ == ops);
+    return count_ == 0 || (ops_ == ops && (count_ + std::size_t{1}) * ops->words <= capacity_words);
   }
   /// Records not delivered yet.
   std::size_t remaining() const noexcept { return count_ - next_; }
@@ -51,13 +51,13 @@ class inline_abort_chunk final : public wait_op_base {
   /// and the inline wait is freed.
   void add(timer_impl& t) noexcept {
     ops_ = t.inline_ops();
-    ops_->relocate(records_[count_++].handler, t.inline_storage());
+    ops_->relocate(record_at(count_++), t.inline_storage());
     t.free_inline();
   }
   /// Delivers the next record (operation_aborted); the chunk stays, with
   /// the records after it, when its handler throws. Not the last one (see
   /// complete_last).
-  void complete_next() { ops_->complete(records_[next_++].handler, boost::asio::error::operation_aborted); }
+  void complete_next() { ops_->complete(record_at(next_++), boost::asio::error::operation_aborted); }
   /// Delivers the last record, after handing the chunk to @p recycle (so
   /// that the memory is back before the handler runs, which may cancel).
   template <class Recycle>
@@ -65,16 +65,14 @@ class inline_abort_chunk final : public wait_op_base {
     // The handler moves out first (a relocation, which cannot throw): the
     // chunk may be reused once recycled.
     const inline_wait_ops* const ops = ops_;
-    record r;
-    ops->relocate(r.handler, records_[next_++].handler);
+    alignas(void*) unsigned char handler[timer_impl::inline_words * sizeof(void*)];
+    ops->relocate(handler, record_at(next_++));
     recycle(this);
-    ops->complete(r.handler, boost::asio::error::operation_aborted);
+    ops->complete(handler, boost::asio::error::operation_aborted);
   }
 
  private:
-  struct record {
-    alignas(void*) unsigned char handler[sizeof(void*)];
-  };
+  void* record_at(std::size_t i) noexcept { return records_ + i * ops_->words * sizeof(void*); }
 
   // The free list of spare chunks links them through the wait's inbox link.
   friend class timer_shard;
@@ -108,7 +106,7 @@ class inline_abort_chunk final : public wait_op_base {
         return;
       }
       case action::discard: {
-        for (; self->next_ < self->count_; ++self->next_) self->ops_->destroy(self->records_[self->next_].handler);
+        for (; self->next_ < self->count_; ++self->next_) self->ops_->destroy(self->record_at(self->next_));
         delete self;
         return;
       }
@@ -117,7 +115,7 @@ class inline_abort_chunk final : public wait_op_base {
   }
 
   const inline_wait_ops* ops_ = nullptr;  // of every record
-  record records_[capacity];
+  alignas(void*) unsigned char records_[capacity_words * sizeof(void*)];
   std::uint8_t count_ = 0;
   std::uint8_t next_ = 0;
 };

@@ -46,11 +46,10 @@ inline boost::asio::any_io_executor plain_executor(const timer_service& service)
 /// Sets @p t as a timer_impl is before its first use (move_timer's target,
 /// or a state given back by a moved-from box).
 inline void reset_timer_impl(timer_impl& t) noexcept {
-  t.shard.store(0, std::memory_order_relaxed);
+  t.set_home(nullptr);  // no home, no inline wait
   t.set_expiry(time_point{});
   t.first.store(nullptr, std::memory_order_relaxed);
   t.last = nullptr;
-  t.free_inline();
 }
 
 /// The state and the executor side by side.
@@ -94,10 +93,10 @@ class timer_object_impl<boost::asio::any_io_executor> {
     timer_impl impl;
     executor ex;
   };
-  // In own_.shard, which a home shard's address (aligned far beyond it,
-  // using bit 0 for timer_impl::start_pending) never sets.
-  static constexpr std::uintptr_t boxed_tag = 2;
-  static_assert(alignof(timer_shard) > boxed_tag && alignof(boxed) > boxed_tag);
+  // In own_'s word (see timer_impl), where a live timer never sets it.
+  static constexpr std::uintptr_t boxed_tag = 4;
+  static constexpr std::uintptr_t box_flags = 7;
+  static_assert(alignof(boxed) > box_flags);
 
  public:
   timer_object_impl(const executor& ex, timer_service& service) {
@@ -106,13 +105,13 @@ class timer_object_impl<boost::asio::any_io_executor> {
     } else {
       boxed* b = new boxed(ex);
       service.construct(b->impl);
-      own_.shard.store(reinterpret_cast<std::uintptr_t>(b) | boxed_tag, std::memory_order_relaxed);
+      own_.set_raw_word(reinterpret_cast<std::uintptr_t>(b) | boxed_tag);
     }
   }
   timer_object_impl(const executor& ex, moved_into_t) {
     // is_plain() compares with what @p ex's own context gives out.
     if (!is_plain(ex, boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context)))) {
-      own_.shard.store(reinterpret_cast<std::uintptr_t>(new boxed(ex)) | boxed_tag, std::memory_order_relaxed);
+      own_.set_raw_word(reinterpret_cast<std::uintptr_t>(new boxed(ex)) | boxed_tag);
     }
   }
   timer_object_impl(const timer_object_impl&) = delete;
@@ -145,7 +144,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
     if (!is_plain(ex, service)) b = std::make_unique<boxed>(ex);  // may throw: nothing changed yet
     delete box();
     reset_timer_impl(own_);
-    if (b) own_.shard.store(reinterpret_cast<std::uintptr_t>(b.release()) | boxed_tag, std::memory_order_relaxed);
+    if (b) own_.set_raw_word(reinterpret_cast<std::uintptr_t>(b.release()) | boxed_tag);
   }
 
  private:
@@ -167,11 +166,11 @@ class timer_object_impl<boost::asio::any_io_executor> {
     return false;
   }
   boxed* box() const noexcept {
-    // Relaxed: in a plain timer other threads may change the word (a home
-    // shard's address and start_pending), never the tag; in a boxed one it
-    // is only changed by the thread that owns the object.
-    const std::uintptr_t w = own_.shard.load(std::memory_order_relaxed);
-    return (w & boxed_tag) != 0 ? reinterpret_cast<boxed*>(w & ~boxed_tag) : nullptr;
+    // Relaxed: in a plain timer other threads may change the word (its
+    // home, its inline wait, start_pending), never the tag; in a boxed one
+    // it is only changed by the thread that owns the object.
+    const std::uintptr_t w = own_.raw_word();
+    return (w & boxed_tag) != 0 ? reinterpret_cast<boxed*>(w & ~box_flags) : nullptr;
   }
 
   timer_impl own_;  // the state of a plain timer; a boxed one's word points at its box

@@ -439,4 +439,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   handoff_latency_level handoff_latency_;
 };
 
+// A timer keeps its home shard's address above six flag bits (timer_impl).
+static_assert(alignof(timer_shard) >= 64);
+
 }  // namespace chronopool::detail

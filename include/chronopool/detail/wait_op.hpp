@@ -1,8 +1,8 @@
 // A pending async_wait, ordered in a timer shard's deadline index by
 // (deadline, sequence): a block of its own holding the handler (wait_op), or,
-// for a timer's first wait with a one-word handler, the timer object itself
-// (timer_impl's inline wait, which moves into a block or an abort chunk's
-// record as it leaves the index). The life below is a block's; an inline
+// for a timer's first wait with a handler of two words or less, the timer
+// object itself (timer_impl's inline wait, which moves into a block or an
+// abort chunk's record as it leaves the index). The life below is a block's; an inline
 // wait's differs only in where its handler goes when it leaves the index.
 //
 // A wait's life, every step under its shard's lock until it leaves the shard
@@ -97,11 +97,12 @@ class wait_node : public index_node {
   std::atomic<std::uintptr_t> word_;
 };
 
-/// How a timer's inline wait handles its handler, which is one word, moves
-/// without throwing, has the default allocator, no cancellation slot, and
-/// completes on the context's own executor (see timer_impl). One table per
-/// handler type.
-struct alignas(8) inline_wait_ops {  // aligned: its address leaves bits 0-2 for flags
+/// How a timer's inline wait handles its handler, which is at most two
+/// words, moves without throwing, has the default allocator, no
+/// cancellation slot, and completes on the context's own executor (see
+/// timer_impl). One table per handler type, known to the timer by its
+/// number (inline_ops_id).
+struct inline_wait_ops {
   /// Moves the handler out of @p t into a new block wait (constructed,
   /// `starting`, linked nowhere); null when no block can be had, the
   /// handler left where it was.
@@ -112,7 +113,22 @@ struct alignas(8) inline_wait_ops {  // aligned: its address leaves bits 0-2 for
   void (*complete)(void* storage, const boost::system::error_code& ec);
   /// Destroys the handler uncalled.
   void (*destroy)(void* storage) noexcept;
+  /// The handler's size in words (1 or 2): an abort chunk's record stride.
+  std::size_t words;
 };
+
+/// The number of @p ops in the process's table of inline operations (from
+/// 1); 0 once the table is full (65,535 handler types), and then a handler
+/// of that type waits in a block. Thread-safe; each table is numbered once.
+std::uint16_t register_inline_ops(const inline_wait_ops* ops) noexcept;
+/// That table (src/inline_wait_ops.cpp). An entry is written once, before
+/// its number is handed out; whoever reads a number from a timer learnt it
+/// after that write.
+extern std::atomic<const inline_wait_ops*> inline_ops_table[std::size_t{1} << 16];
+/// The operations numbered @p id (not 0).
+inline const inline_wait_ops* inline_ops_by_id(std::uint16_t id) noexcept {
+  return inline_ops_table[id].load(std::memory_order_acquire);
+}
 
 /// One timer object's state (the I/O object's implementation_type): its
 /// home shard, its expiry, its inline wait and its other pending waits,
@@ -122,33 +138,71 @@ struct alignas(8) inline_wait_ops {  // aligned: its address leaves bits 0-2 for
 /// The inline wait: a timer's first wait, when its handler qualifies (see
 /// inline_wait_ops), lives in the timer itself, not in a block: the index
 /// node the timer derives from (its deadline word is the timer's expiry,
-/// which a new expiry changes only after cancelling the wait), the
-/// operations in the word after it, and the handler in one word. A pending
-/// timer then costs no allocation and no memory beyond the object. It only
-/// waits: when it leaves the index (fired, aborted, dropped) it moves into
-/// a block that takes its place at the front of the timer's list, under
-/// the same lock, so that no delivery ever refers into a timer object that
-/// its owner may destroy or move once the wait has left.
+/// which a new expiry changes only after cancelling the wait), the number
+/// of its operations in the word after it, and the handler in two words.
+/// A pending timer then costs no allocation and no memory beyond the
+/// object. It only waits: when it leaves the index (fired, aborted,
+/// dropped) it moves into a block that takes its place at the front of the
+/// timer's list, under the same lock, so that no delivery ever refers into
+/// a timer object that its owner may destroy or move once the wait has left.
+///
+/// The word after the index node holds everything about the timer that
+/// other threads change without a lock, so that the object is 64 bytes
+/// with two words for the handler:
+///
+///   bits 48-63  the inline wait's operations (register_inline_ops), 0 while it is free
+///   bits  6-47  the home shard's address (a shard is 64-byte aligned and
+///               below 2^48: its constructor checks)
+///   bits  3-4   stranded_as
+///   bit   2     (timer_object_impl's tag for a boxed timer's unused state)
+///   bit   1     wait_node::inline_tag, always: the node is a timer
+///   bit   0     start_pending
 struct timer_impl : wait_node {
   timer_impl() noexcept : wait_node(inline_tag) {}
   timer_impl(const timer_impl&) = delete;
   timer_impl& operator=(const timer_impl&) = delete;
 
-  /// Set in `shard` while a wait started without the lock (see timer_shard)
-  /// is not linked to the timer yet: the home may not change meanwhile, and
+  /// Set while a wait started without the lock (see timer_shard) is not
+  /// linked to the timer yet: the home may not change meanwhile, and
   /// another such start of the same timer takes the lock instead.
   static constexpr std::uintptr_t start_pending = 1;
+  static constexpr int ops_shift = 48;
+  static constexpr std::uintptr_t ops_mask = std::uintptr_t{0xffff} << ops_shift;
+  static constexpr std::uintptr_t shard_mask = ((std::uintptr_t{1} << ops_shift) - 1) & ~std::uintptr_t{63};
+  static constexpr int stranded_shift = 3;
+  static constexpr std::uintptr_t stranded_mask = std::uintptr_t{3} << stranded_shift;
+
   static std::uintptr_t word_of(const timer_shard* s) noexcept { return reinterpret_cast<std::uintptr_t>(s); }
-  static timer_shard* shard_of(std::uintptr_t w) noexcept {
-    return reinterpret_cast<timer_shard*>(w & ~start_pending);
-  }
+  static timer_shard* shard_of(std::uintptr_t w) noexcept { return reinterpret_cast<timer_shard*>(w & shard_mask); }
   timer_shard* home(std::memory_order order = std::memory_order_acquire) const noexcept {
-    return shard_of(shard.load(order));
+    return shard_of(word_.load(order));
+  }
+  /// The whole word, for start_pending and the inline wait at once.
+  std::uintptr_t state(std::memory_order order) const noexcept { return word_.load(order); }
+  /// Makes @p s the home of a timer no other thread sees yet, with nothing
+  /// pending (its construction, a move's target, a reset).
+  void set_home(const timer_shard* s) noexcept { word_.store(word_of(s) | inline_tag, std::memory_order_relaxed); }
+  /// Claims the start of an unlocked wait (start_pending) while the home is
+  /// @p here and no other such start is pending. Sequentially consistent:
+  /// see timer_shard::try_start_unlocked.
+  bool try_claim_start(const timer_shard* here) noexcept {
+    std::uintptr_t w = word_.load(std::memory_order_relaxed);
+    do {
+      if (shard_of(w) != here || (w & start_pending) != 0) return false;
+    } while (!word_.compare_exchange_weak(w, w | start_pending, std::memory_order_seq_cst, std::memory_order_relaxed));
+    return true;
   }
   /// Ends an unlocked start's claim. Release: whoever sees start_pending
   /// clear (cancel()'s idle check, a new expiry) sees the wait linked, or
   /// the start given up.
-  void release_start_claim() noexcept { shard.fetch_and(~start_pending, std::memory_order_release); }
+  void release_start_claim() noexcept { word_.fetch_and(~start_pending, std::memory_order_release); }
+  /// Moves an idle timer (nothing claimed, pending or stranded) from @p from
+  /// to @p to; false when it is not idle or not at @p from.
+  bool try_move_home(const timer_shard* from, const timer_shard* to) noexcept {
+    std::uintptr_t expected = word_of(from) | inline_tag;
+    return word_.compare_exchange_strong(expected, word_of(to) | inline_tag, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed);
+  }
 
   /// The expiry: written under the home shard's lock (or by the
   /// constructor, before anyone else can see the timer), read without it.
@@ -163,48 +217,59 @@ struct timer_impl : wait_node {
 
   /// The inline wait's operations; null while it is free.
   const inline_wait_ops* inline_ops(std::memory_order order = std::memory_order_relaxed) const noexcept {
-    return reinterpret_cast<const inline_wait_ops*>(word_.load(order) & ~word_flags);
+    return ops_of(word_.load(order));
+  }
+  static const inline_wait_ops* ops_of(std::uintptr_t w) noexcept {
+    const auto id = static_cast<std::uint16_t>(w >> ops_shift);
+    return id != 0 ? inline_ops_by_id(id) : nullptr;
   }
 
   /// An inline wait out of the index that could not leave the timer when it
   /// should have (out of memory): it waits in its shard's stranded list
   /// (linked through the sequence word) for a retry, with what became of it.
-  enum class stranded_as : std::uintptr_t { none = 0, fired = 1, aborted = 4, dropped = 5 };
+  enum class stranded_as : std::uintptr_t { none = 0, fired = 1, aborted = 2, dropped = 3 };
   stranded_as stranded() const noexcept {
-    return static_cast<stranded_as>(word_.load(std::memory_order_relaxed) & stranded_bits);
+    return static_cast<stranded_as>((word_.load(std::memory_order_relaxed) & stranded_mask) >> stranded_shift);
   }
+  /// Under the home's lock; the timer's thread may claim a start meanwhile.
   void set_stranded(stranded_as as) noexcept {
-    const std::uintptr_t w = word_.load(std::memory_order_relaxed);
-    word_.store((w & ~stranded_bits) | static_cast<std::uintptr_t>(as), std::memory_order_relaxed);
+    std::uintptr_t w = word_.load(std::memory_order_relaxed);
+    while (!word_.compare_exchange_weak(w, (w & ~stranded_mask) | (static_cast<std::uintptr_t>(as) << stranded_shift),
+                                        std::memory_order_relaxed, std::memory_order_relaxed)) {
+    }
   }
   timer_impl* next_stranded() const noexcept { return static_cast<timer_impl*>(spare_link()); }
   void set_next_stranded(timer_impl* t) noexcept { set_spare_link(t); }
-  /// Takes the free inline wait for a handler of @p ops (whose handler the
-  /// caller then constructs in inline_handler); false when it is in use.
-  bool try_claim_inline(const inline_wait_ops& ops) noexcept {
-    std::uintptr_t expected = inline_tag;
-    return word_.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(&ops) | inline_tag,
-                                         std::memory_order_acquire, std::memory_order_relaxed);
+  /// Takes the free inline wait for a handler of the operations numbered
+  /// @p ops_id (whose handler the caller then constructs in
+  /// inline_storage()); false when it is in use, or a start is pending.
+  bool try_claim_inline(std::uint16_t ops_id) noexcept {
+    std::uintptr_t w = word_.load(std::memory_order_relaxed);
+    do {
+      if ((w & (ops_mask | stranded_mask | start_pending)) != 0) return false;
+    } while (!word_.compare_exchange_weak(w, w | (std::uintptr_t{ops_id} << ops_shift), std::memory_order_acquire,
+                                          std::memory_order_relaxed));
+    return true;
   }
   /// Frees the inline wait (its handler moved out or destroyed). Release:
   /// the timer's thread that reads it free (acquire) sees what was done
   /// before, the block that took its place among them.
-  void free_inline() noexcept { word_.store(inline_tag, std::memory_order_release); }
-  /// Takes over @p from's inline operations word (move_timer; the handler
-  /// is relocated by the caller).
+  void free_inline() noexcept { word_.fetch_and(~(ops_mask | stranded_mask), std::memory_order_release); }
+  /// Takes over @p from's inline wait word (move_timer, into a timer no
+  /// other thread sees yet; the handler is relocated by the caller).
   void take_inline_word(timer_impl& from) noexcept {
-    word_.store(from.word_.exchange(inline_tag, std::memory_order_relaxed), std::memory_order_relaxed);
+    const std::uintptr_t moved =
+        from.word_.fetch_and(~(ops_mask | stranded_mask), std::memory_order_relaxed) & (ops_mask | stranded_mask);
+    word_.store(word_.load(std::memory_order_relaxed) | moved, std::memory_order_relaxed);
   }
   void* inline_storage() noexcept { return inline_handler; }
+  /// The whole word, for a timer object that keeps its state elsewhere
+  /// (timer_object_impl's box).
+  std::uintptr_t raw_word() const noexcept { return word_.load(std::memory_order_relaxed); }
+  void set_raw_word(std::uintptr_t w) noexcept { word_.store(w, std::memory_order_relaxed); }
 
- private:
-  static constexpr std::uintptr_t stranded_bits = 5;  // bits 0 and 2 (bit 1 is inline_tag)
-  static constexpr std::uintptr_t word_flags = inline_tag | stranded_bits;
+  static constexpr std::size_t inline_words = 2;
 
- public:
-
-  /// The home shard (word_of), with start_pending.
-  std::atomic<std::uintptr_t> shard{0};
   /// The pending waits in blocks, oldest first (linked by
   /// wait_op_base::next), all after the inline wait when it is in use.
   /// Guarded by the home shard's lock: other threads unlink waits as they
@@ -218,8 +283,10 @@ struct timer_impl : wait_node {
   wait_op_base* last = nullptr;
 
  private:
-  alignas(void*) unsigned char inline_handler[sizeof(void*)];
+  alignas(void*) unsigned char inline_handler[inline_words * sizeof(void*)];
 };
+
+static_assert(sizeof(void*) != 8 || sizeof(timer_impl) == 64, "a timer's state is one cache line");
 
 /// `unlocked`: started without the shard's lock, on its way into (or in) the
 /// shard's inbox; a drain makes it `queued`.
@@ -562,13 +629,13 @@ auto* make_wait_op(Handler&& h, const IoExecutor& io_ex) {
 }
 
 /// Whether a handler of type @p Handler, given as @p Arg, may wait inline in
-/// its timer (see timer_impl): one word that moves without throwing, with
+/// its timer (see timer_impl): two words at most, that move without throwing, with
 /// the default allocator (its block, when it leaves the timer, comes from
 /// the recycling allocator as a block wait's does). Its executor and its
 /// cancellation slot are checked when it starts.
 template <class Handler, class Arg>
 inline constexpr bool inline_capable =
-    sizeof(Handler) <= sizeof(void*) && alignof(Handler) <= alignof(void*) &&
+    sizeof(Handler) <= timer_impl::inline_words * sizeof(void*) && alignof(Handler) <= alignof(void*) &&
     std::is_nothrow_constructible_v<Handler, Arg> && std::is_nothrow_move_constructible_v<Handler> &&
     std::is_nothrow_destructible_v<Handler> &&
     std::is_same_v<boost::asio::associated_allocator_t<Handler>, std::allocator<void>>;
@@ -614,7 +681,13 @@ struct inline_wait_ops_for {
   }
   static void destroy(void* storage) noexcept { at(storage).~Handler(); }
 
-  static constexpr inline_wait_ops table{&evacuate, &relocate, &complete, &destroy};
+  static constexpr inline_wait_ops table{&evacuate, &relocate, &complete, &destroy,
+                                         (sizeof(Handler) + sizeof(void*) - 1) / sizeof(void*)};
+  /// The table's number, given at the first use; 0 when none is left.
+  static std::uint16_t id() noexcept {
+    static const std::uint16_t number = register_inline_ops(&table);
+    return number;
+  }
 };
 
 }  // namespace chronopool::detail

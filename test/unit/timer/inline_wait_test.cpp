@@ -1,6 +1,7 @@
-// A timer's first wait, when its handler is one word that moves without
-// throwing (a lambda capturing one pointer, a coroutine's handler), lives in
-// the timer object itself instead of a block of its own (detail::timer_impl).
+// A timer's first wait, when its handler is two words or less and moves
+// without throwing (a lambda capturing a pointer or two, a coroutine's
+// handler), lives in the timer object itself instead of a block of its own
+// (detail::timer_impl).
 // These tests take such a wait through every way it leaves the timer —
 // fired, cancelled, cancelled by a new expiry, moved with the timer, the
 // timer destroyed, the context going, a pool shut down — and check that it
@@ -117,10 +118,11 @@ BOOST_AUTO_TEST_CASE(many_cancelled_with_handlers_of_two_types_complete_in_cance
   // Aborted inline waits are delivered from records kept many to a block,
   // a block holding handlers of one type: a mix of types, and more waits
   // than one block holds, still completes each once, in cancel order.
-  struct other_type {  // one word, like the lambda of wait_inline, but another type, which says so
+  struct other_type {  // two words where wait_inline's lambda is one: records of another size
     const waiter* w;
+    int offset;
     void operator()(const error_code& ec) const {
-      w->into->order.push_back(1000 + w->id);
+      w->into->order.push_back(offset + w->id);
       w->into->results.push_back(ec);
     }
   };
@@ -137,7 +139,7 @@ BOOST_AUTO_TEST_CASE(many_cancelled_with_handlers_of_two_types_complete_in_cance
     if ((i / 3 + i / 17) % 2 == 0) {
       wait_inline(*timers.back(), waiters[static_cast<std::size_t>(i)]);
     } else {
-      timers.back()->async_wait(other_type{&waiters[static_cast<std::size_t>(i)]});
+      timers.back()->async_wait(other_type{&waiters[static_cast<std::size_t>(i)], 1000});
     }
     expected.push_back((i / 3 + i / 17) % 2 == 0 ? i : 1000 + i);
   }
@@ -166,7 +168,7 @@ BOOST_AUTO_TEST_CASE(cancel_one_takes_the_inline_wait_first) {
 }
 
 BOOST_AUTO_TEST_CASE(a_wait_still_on_its_way_to_the_shard_keeps_the_inline_wait_for_older_ones) {
-  // Found by the timer_ops fuzzer: a wait of two words started without the
+  // Found by the timer_ops fuzzer: a wait in a block started without the
   // lock sits in the shard's inbox, not linked to its timer yet; a one-word
   // wait started next must not take the inline place, which cancel_one()
   // treats as the oldest.
@@ -177,8 +179,8 @@ BOOST_AUTO_TEST_CASE(a_wait_still_on_its_way_to_the_shard_keeps_the_inline_wait_
   wait_inline(anchor, b);
   timer t(io, 2h);
   tally* into = &seen;
-  t.async_wait([into, id = 0](const error_code& ec) {  // two words: a block
-    into->order.push_back(id);
+  t.async_wait([into, id = 0, pad = std::size_t{0}](const error_code& ec) {  // three words: a block
+    into->order.push_back(id + static_cast<int>(pad));
     into->results.push_back(ec);
   });
   const waiter c{&seen, 2};
@@ -284,6 +286,40 @@ BOOST_AUTO_TEST_CASE(a_pool_shut_down_now_aborts_it) {
   BOOST_TEST(aborted.load() == 1);
   BOOST_TEST(e.called == 1);
   BOOST_TEST(e.destroyed_uncalled == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_handler_holding_a_shared_ptr_waits_inline_and_lets_go_once) {
+  // The server's usual handler: [self = shared_from_this()] is two words that
+  // move without throwing, so its wait lives in the timer. Fired, cancelled,
+  // moved with its timer, and aborted by the timer's destructor but dropped
+  // by its context, destroyed before it ran the abort, the handler is moved
+  // out of the timer and destroyed exactly once: the count comes back to 1.
+  auto self = std::make_shared<int>(0);
+  static_assert(sizeof(self) == 2 * sizeof(void*));
+  const auto wait_holding = [&self](timer& t) {
+    t.async_wait([s = self](const error_code& ec) { *s += ec ? 100 : 1; });
+  };
+  {
+    asio::io_context io;
+    timer fires(io, 1ms);
+    timer cancelled(io, 1h);
+    timer far(io, 1h);
+    wait_holding(fires);
+    wait_holding(cancelled);
+    wait_holding(far);
+    BOOST_TEST(self.use_count() == 4);  // three handlers held in their timers
+    BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == 3u);
+    timer moved(std::move(far));
+    BOOST_TEST(self.use_count() == 4);  // the move relocated it, no copy
+    BOOST_TEST(cancelled.cancel() == 1u);
+    // The fire and the abort; `moved` stays pending.
+    const auto give_up = std::chrono::steady_clock::now() + long_wait;
+    while (*self != 101 && std::chrono::steady_clock::now() < give_up) io.run_one_for(10ms);
+    BOOST_TEST(*self == 101);
+    BOOST_TEST(self.use_count() == 2);  // only the moved timer's handler still holds it
+  }
+  BOOST_TEST(*self == 101);  // dropped uncalled
+  BOOST_TEST(self.use_count() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_coroutines_wait_is_inline_and_completes) {

@@ -207,9 +207,10 @@ BOOST_AUTO_TEST_CASE(pool_timer_keeps_the_pool_executor_it_was_made_with) {
 // A context's own executor is not stored (detail::timer_object_impl rebuilds
 // it from the context of the timer's home shard), and the service is found
 // through that shard: a timer object is its state, eight words with its
-// inline wait (home; the index node: expiry, sequence, slot; the inline
-// wait's operations; first and last wait in blocks; a one-word handler), so
-// that a pending timer with a one-word handler costs nothing more.
+// inline wait (the index node: expiry, sequence, slot; one word for the home
+// and the inline wait's operations; first and last wait in blocks; a handler
+// of two words), so that a pending timer with a handler of two words or less
+// costs nothing more.
 BOOST_AUTO_TEST_CASE(a_timer_object_is_eight_words) {
   BOOST_TEST(sizeof(timer) == 8 * sizeof(void*));
 }
