@@ -2,8 +2,9 @@
 // (deadline, sequence): a block of its own holding the handler (wait_op), or,
 // for a timer's first wait with a handler of two words or less, the timer
 // object itself (timer_impl's inline wait, which moves into a block or an
-// abort chunk's record as it leaves the index). The life below is a block's; an inline
-// wait's differs only in where its handler goes when it leaves the index.
+// abort chunk's record as it leaves the index). The life below is a
+// block's; an inline wait's differs only in where its handler goes when it
+// leaves the index.
 //
 // A wait's life, every step under its shard's lock until it leaves the shard
 // (but the first, when it starts without the lock: see timer_shard):
@@ -101,7 +102,7 @@ class wait_node : public index_node {
 /// words, moves without throwing, has the default allocator, no
 /// cancellation slot, and completes on the context's own executor (see
 /// timer_impl). One table per handler type, known to the timer by its
-/// number (inline_ops_id).
+/// number (register_inline_ops).
 struct inline_wait_ops {
   /// Moves the handler out of @p t into a new block wait (constructed,
   /// `starting`, linked nowhere); null when no block can be had, the
