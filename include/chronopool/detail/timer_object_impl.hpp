@@ -169,7 +169,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
     // Relaxed: in a plain timer other threads may change the word (its
     // home, its inline wait, start_pending), never the tag; in a boxed one
     // it is only changed by the thread that owns the object.
-    const std::uintptr_t w = own_.raw_word();
+    const std::uintptr_t w = own_.state(std::memory_order_relaxed);
     return (w & boxed_tag) != 0 ? reinterpret_cast<boxed*>(w & ~box_flags) : nullptr;
   }
 

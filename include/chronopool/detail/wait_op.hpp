@@ -264,9 +264,8 @@ struct timer_impl : wait_node {
     word_.store(word_.load(std::memory_order_relaxed) | moved, std::memory_order_relaxed);
   }
   void* inline_storage() noexcept { return inline_handler; }
-  /// The whole word, for a timer object that keeps its state elsewhere
-  /// (timer_object_impl's box).
-  std::uintptr_t raw_word() const noexcept { return word_.load(std::memory_order_relaxed); }
+  /// Sets the whole word, for a timer object that keeps its state elsewhere
+  /// (timer_object_impl's box; read back with state()).
   void set_raw_word(std::uintptr_t w) noexcept { word_.store(w, std::memory_order_relaxed); }
 
   static constexpr std::size_t inline_words = 2;
