@@ -15,10 +15,12 @@
 
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/detail/deadline_index.hpp>
+#include <chronopool/detail/wait_op.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
 #include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/test/unit_test.hpp>
@@ -390,6 +392,43 @@ BOOST_AUTO_TEST_CASE(arming_waits_with_handlers_of_two_words_or_less_allocates_f
   BOOST_TEST(block_allocations + 16 >= n);
   for (auto& t : timers) t.cancel();
   BOOST_TEST(run_until_idle(io));
+}
+
+// Disabled in the module's run: it fills the process's table of inline
+// operations for good, which would send every later handler type in the
+// process to blocks. CTest runs it alone (fault_inline_ops_table_full).
+BOOST_AUTO_TEST_CASE(a_handler_type_met_once_the_table_is_full_waits_in_a_block,
+                     *boost::unit_test::disabled()) {
+  // Operations no timer will ever hold: numbers are handed out until none is left.
+  static constexpr chronopool::detail::inline_wait_ops never_used{nullptr, nullptr, nullptr, nullptr, 1};
+  std::size_t numbered = 0;
+  while (chronopool::detail::register_inline_ops(&never_used) != 0) ++numbered;
+  BOOST_TEST(numbered <= 65'535u);
+  BOOST_TEST(chronopool::detail::register_inline_ops(&never_used) == 0u);  // stays full
+
+  // A one-word handler type first met now gets no number: each of its waits
+  // takes a block, and each still completes once.
+  asio::io_context io;
+  constexpr std::size_t n = 1024;
+  std::vector<chronopool::steady_timer> timers;
+  timers.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) timers.emplace_back(io, std::chrono::hours(1));
+  std::vector<inline_result> results(n);
+  std::size_t allocations = 0;
+  {
+    scoped_allocation_failure count(SIZE_MAX);
+    for (std::size_t i = 0; i < n; ++i) wait_with_one_word(timers[i], results[i]);
+    allocations = count.allocations();
+  }
+  BOOST_TEST(allocations + 16 >= n);  // a block each (the per-thread cache may have a few ready)
+  std::size_t cancelled = 0;
+  for (auto& t : timers) cancelled += t.cancel();
+  BOOST_TEST(cancelled == n);
+  BOOST_TEST(run_until_idle(io));
+  for (const auto& r : results) {
+    BOOST_TEST(r.calls.load() == 1);
+    BOOST_TEST((r.ec == asio::error::operation_aborted));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(an_inline_wait_cancelled_with_no_memory_left_completes_once_in_the_call) {
