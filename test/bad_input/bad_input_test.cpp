@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "../support/bounded_wait.hpp"
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using chronopool::scheduled_thread_pool;
@@ -40,12 +42,7 @@ constexpr auto long_wait = std::chrono::seconds(10);
 /// Polls @p pred every millisecond until it holds or long_wait passes.
 template <class Pred>
 bool eventually(Pred pred) {
-  const auto limit = steady::now() + long_wait;
-  while (!pred()) {
-    if (steady::now() >= limit) return pred();
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+  return test_support::eventually(pred, long_wait);
 }
 const double not_a_number = std::numeric_limits<double>::quiet_NaN();
 using dsec = std::chrono::duration<double>;

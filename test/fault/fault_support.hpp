@@ -5,6 +5,7 @@
 #pragma once
 
 #include "fault_counter.hpp"
+#include "../support/bounded_wait.hpp"
 
 #include <boost/asio/io_context.hpp>
 
@@ -26,12 +27,7 @@ inline constexpr std::chrono::seconds long_wait{10};
 /// Polls @p pred every millisecond until it holds or @p timeout passes.
 template <class Pred>
 bool eventually(Pred pred, steady::duration timeout = long_wait) {
-  const auto limit = steady::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (steady::now() >= limit) return pred();
-    std::this_thread::sleep_for(1ms);
-  }
+  return test_support::eventually(pred, timeout);
 }
 
 /// Runs @p io until it runs out of work; false if it still had work after

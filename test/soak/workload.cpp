@@ -1,6 +1,8 @@
 // See workload.hpp.
 #include "workload.hpp"
 
+#include "../support/bounded_wait.hpp"
+
 #include <chronopool/async_sleep.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -51,12 +53,7 @@ bool settled(const chronopool::scheduled_future_base& f) {
 
 template <class Pred>
 bool eventually(Pred pred) {
-  const auto limit = steady::now() + settle_limit;
-  while (!pred()) {
-    if (steady::now() >= limit) return pred();
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+  return test_support::eventually(pred, settle_limit);
 }
 
 /// A short-lived pool: filled, stopped with shutdown_now() while busy, its

@@ -11,6 +11,7 @@
 
 #include "print_error.hpp"
 #include "stall_proxy.hpp"
+#include "../../support/bounded_wait.hpp"
 #include "sync_redis.hpp"
 #include "test_redis.hpp"
 
@@ -68,12 +69,7 @@ cd::scheduler_options fast_options(const std::string& ns) {
 
 template <class Pred>
 bool wait_until(Pred pred, std::chrono::milliseconds limit = 10s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= end) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
+  return test_support::eventually(pred, limit, 5ms);
 }
 
 // Records every fire a handler sees.

@@ -4,6 +4,8 @@
 // the objects below, and the test thread checks afterwards.
 #pragma once
 
+#include "../../support/bounded_wait.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -34,12 +36,7 @@ void require_ready(const F& f) {
 /// Polls @p pred until it holds or @p limit passes; returns its last value.
 template <class Pred>
 bool eventually(Pred pred, std::chrono::milliseconds limit = wait_limit) {
-  const auto end = steady::now() + limit;
-  while (!pred()) {
-    if (steady::now() >= end) return pred();
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+  return test_support::eventually(pred, limit);
 }
 
 /// A one-way gate: tasks wait on it (bounded), the test opens it.

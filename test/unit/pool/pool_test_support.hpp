@@ -2,6 +2,8 @@
 // pool fails a test instead of hanging it.
 #pragma once
 
+#include "../../support/bounded_wait.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,12 +22,7 @@ inline constexpr std::chrono::seconds long_wait{10};
 /// Polls @p pred every millisecond until it holds or @p timeout passes.
 template <class Pred>
 bool eventually(Pred pred, steady::duration timeout = long_wait) {
-  const auto limit = steady::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (steady::now() >= limit) return pred();
-    std::this_thread::sleep_for(1ms);
-  }
+  return test_support::eventually(pred, timeout);
 }
 
 /// A one-way gate: tasks wait on it (bounded), the test opens it.

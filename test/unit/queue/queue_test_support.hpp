@@ -1,6 +1,8 @@
 // Shared helpers for the delayed_work_queue / task_base unit tests.
 #pragma once
 
+#include "../../support/bounded_wait.hpp"
+
 #include <chronopool/detail/delayed_work_queue.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_base.hpp>
@@ -143,12 +145,7 @@ inline cpd::task_ptr make_probe(std::atomic<int>& freed, time_point deadline, st
 /// Polls @p pred every millisecond until it holds or hang_limit passes.
 template <class Pred>
 bool eventually(Pred pred) {
-  const auto limit = clock::now() + hang_limit;
-  while (!pred()) {
-    if (clock::now() >= limit) return pred();
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+  return test_support::eventually(pred, hang_limit);
 }
 
 /// Runs @p f on its own thread and waits for it up to hang_limit. If it is

@@ -1,6 +1,7 @@
 // A deadline left to the poll (native mode) while the thread running the
 // poll is held up: another thread of the context completes it.
 #include "timer_test_support.hpp"
+#include "../../support/bounded_wait.hpp"
 
 #include <chronopool/timer_service.hpp>
 
@@ -18,12 +19,7 @@ namespace {
 /// Waits until @p done holds, or @p limit passed; whether it holds.
 template <class Pred>
 bool wait_until(Pred done, steady::duration limit) {
-  const auto give_up = steady::now() + limit;
-  while (!done()) {
-    if (steady::now() > give_up) return false;
-    std::this_thread::sleep_for(100us);
-  }
-  return true;
+  return test_support::eventually(done, limit, 100us);
 }
 
 }  // namespace
