@@ -172,6 +172,9 @@ struct timer_impl : wait_node {
   static constexpr std::uintptr_t shard_mask = ((std::uintptr_t{1} << ops_shift) - 1) & ~std::uintptr_t{63};
   static constexpr int stranded_shift = 3;
   static constexpr std::uintptr_t stranded_mask = std::uintptr_t{3} << stranded_shift;
+  /// Everything the inline wait holds in the word: its operations and
+  /// whether it is stranded. Free when both are clear.
+  static constexpr std::uintptr_t inline_wait_mask = ops_mask | stranded_mask;
 
   static std::uintptr_t word_of(const timer_shard* s) noexcept { return reinterpret_cast<std::uintptr_t>(s); }
   static timer_shard* shard_of(std::uintptr_t w) noexcept { return reinterpret_cast<timer_shard*>(w & shard_mask); }
@@ -247,7 +250,7 @@ struct timer_impl : wait_node {
   bool try_claim_inline(std::uint16_t ops_id) noexcept {
     std::uintptr_t w = word_.load(std::memory_order_relaxed);
     do {
-      if ((w & (ops_mask | stranded_mask | start_pending)) != 0) return false;
+      if ((w & (inline_wait_mask | start_pending)) != 0) return false;
     } while (!word_.compare_exchange_weak(w, w | (std::uintptr_t{ops_id} << ops_shift), std::memory_order_acquire,
                                           std::memory_order_relaxed));
     return true;
@@ -255,12 +258,11 @@ struct timer_impl : wait_node {
   /// Frees the inline wait (its handler moved out or destroyed). Release:
   /// the timer's thread that reads it free (acquire) sees what was done
   /// before, the block that took its place among them.
-  void free_inline() noexcept { word_.fetch_and(~(ops_mask | stranded_mask), std::memory_order_release); }
+  void free_inline() noexcept { word_.fetch_and(~inline_wait_mask, std::memory_order_release); }
   /// Takes over @p from's inline wait word (move_timer, into a timer no
   /// other thread sees yet; the handler is relocated by the caller).
   void take_inline_word(timer_impl& from) noexcept {
-    const std::uintptr_t moved =
-        from.word_.fetch_and(~(ops_mask | stranded_mask), std::memory_order_relaxed) & (ops_mask | stranded_mask);
+    const std::uintptr_t moved = from.word_.fetch_and(~inline_wait_mask, std::memory_order_relaxed) & inline_wait_mask;
     word_.store(word_.load(std::memory_order_relaxed) | moved, std::memory_order_relaxed);
   }
   void* inline_storage() noexcept { return inline_handler; }
