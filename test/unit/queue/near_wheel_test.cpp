@@ -239,6 +239,37 @@ BOOST_AUTO_TEST_CASE(nodes_armed_in_deadline_order_pop_in_order_across_slots) {
   for (std::size_t i = 0; i < out.size(); ++i) BOOST_TEST_REQUIRE(out[i] == &nodes[i]);
 }
 
+BOOST_AUTO_TEST_CASE(a_slot_in_key_order_but_for_one_entry_comes_out_sorted) {
+  // A slot that filled in key order (K waits of one deadline) moves onto the
+  // run as it is; one with a single key out of place, its first entry or its
+  // last, is sorted like any other.
+  for (const bool smallest_last : {true, false}) {
+    BOOST_TEST_CONTEXT((smallest_last ? "the smallest key inserted last" : "the largest key inserted first")) {
+      cpd::deadline_index index;
+      const time_point due = clock::now() + 100ms;  // ahead of the clock however slow the build: the wheel
+      std::vector<bare_node> nodes(1'000);
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        nodes[i].set_deadline(due);  // one deadline: one slot
+        nodes[i].set_sequence(i + 1);
+      }
+      std::vector<std::size_t> order(nodes.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      if (smallest_last) {
+        std::rotate(order.begin(), order.begin() + 1, order.end());  // 1, 2, ..., 999, 0
+      } else {
+        std::rotate(order.begin(), order.end() - 1, order.end());  // 999, 0, 1, ..., 998
+      }
+      for (const std::size_t i : order) index.insert(&nodes[i]);
+      BOOST_TEST_REQUIRE(index.wheel_size() == nodes.size());
+      std::vector<const cpd::index_node*> out;
+      while (cpd::index_node* n = index.pop_due(due)) out.push_back(n);
+      BOOST_TEST(index.empty());
+      BOOST_TEST_REQUIRE(out.size() == nodes.size());
+      for (std::size_t i = 0; i < out.size(); ++i) BOOST_TEST_REQUIRE(out[i] == &nodes[i]);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(slot_blocks_are_recycled_from_one_burst_to_the_next) {
   // 20,000 nodes in one slot, fired; then the same again a little later:
   // the second burst takes its blocks from the first one's, and the index
