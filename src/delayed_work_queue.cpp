@@ -13,7 +13,13 @@
 
 
 namespace chronopool::detail {
+
 namespace {
+
+// How far past the head's deadline a spinning follower lets the leader be
+// before it takes the head itself (precision mode): a leader that is on its
+// CPU takes it within a microsecond.
+constexpr std::chrono::nanoseconds follower_grace{std::chrono::microseconds(2)};
 
 // Tasks leave the queue as raw pointers while the lock is held; their
 // references are dropped only after it is released, because dropping the
@@ -272,12 +278,21 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
     const time_point head = wake_or_never();
     if (limit <= now) break;  // timeout
     if (leader_ != nullptr) {
+      // A head the leader waited for is gone (a follower took it, or it was
+      // removed): stand in for the one now at the front instead.
+      if (spin_limit_ > duration::zero() && !is_never(head) &&
+          leader_head_.load(std::memory_order_relaxed) < head.time_since_epoch().count()) {
+        leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
+      }
       untimed_wait(limit);  // follower: untimed unless the caller has a limit
     } else {
       // Leader: the only thread sleeping for the head's deadline. A caller
       // whose own limit comes first sleeps until then and hands the role on
       // when it leaves.
       leader_ = &me;
+      if (spin_limit_ > duration::zero() && !is_never(head)) {
+        leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
+      }
       const time_point until = std::min(head, limit);
       if (spin_limit_ > duration::zero() && !is_never(until)) {
         sleep_then_spin(lock, until);
@@ -286,7 +301,10 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       } else if (!sleep_until(lock, until) && !is_never(until)) {
         wake_latency_.observe(saturating_difference(clock::now(), until));
       }
-      if (leader_ == &me) leader_ = nullptr;
+      if (leader_ == &me) {
+        leader_ = nullptr;
+        leader_head_.store(std::numeric_limits<std::int64_t>::max(), std::memory_order_relaxed);
+      }
     }
   }
 
@@ -372,6 +390,14 @@ bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_poi
   time_point next_yield = clock::now() + spin_yield_interval;
   for (time_point now = clock::now(); now < until; now = clock::now()) {
     if (signals_.load(std::memory_order_relaxed) != seen) {
+      signalled = true;
+      break;
+    }
+    // A follower in precision mode stands in for a leader held up past the
+    // head's deadline (preempted, or its sleep woken late): it looks again,
+    // and takes the head itself.
+    if (!leader && now.time_since_epoch().count() - follower_grace.count() >=
+                       leader_head_.load(std::memory_order_relaxed)) {
       signalled = true;
       break;
     }

@@ -35,7 +35,10 @@
 //   window first: when the leader takes a task and passes the role on, a
 //   spinning follower takes it at once, where a sleeping one would take a
 //   wake-up's latency (tens of microseconds on a VM) and miss the next
-//   deadline if it comes sooner.
+//   deadline if it comes sooner. A spinning follower also takes the head
+//   itself once it is 2 us past its deadline and still queued: the leader
+//   is held up (its CPU given to another thread, or its sleep woken late),
+//   and a thread already on a CPU stands in for it.
 // * offer() never blocks and never fails for capacity; bounds are the pool's
 //   business.
 // * The queue holds one reference to each queued task.
@@ -55,6 +58,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -302,6 +306,11 @@ class delayed_work_queue {
   bool spinning_ = false;               // the leader spins
   std::size_t spinning_followers_ = 0;  // takers spinning before an untimed sleep
   std::atomic<std::uint64_t> signals_{0};  // bumped by the wake-ups and hand-offs while anyone spins
+  // Precision mode: the head deadline the leader waits for (rep of a
+  // time_point; max while no leader waits), read without the lock by
+  // spinning followers, which take the head themselves once it is
+  // follower_grace past it (the leader held up).
+  std::atomic<std::int64_t> leader_head_{std::numeric_limits<std::int64_t>::max()};
 };
 
 }  // namespace chronopool::detail
