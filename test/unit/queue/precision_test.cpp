@@ -232,8 +232,9 @@ BOOST_AUTO_TEST_CASE(the_leader_role_passes_to_a_spinning_follower) {
   // (see the next case). Either way the one left must lead on.
   const auto ready = [](auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
   BOOST_TEST_REQUIRE(eventually([&] { return ready(leader) || ready(follower); }));
-  auto& taker = ready(leader) ? leader : follower;
-  auto& left = ready(leader) ? follower : leader;
+  const bool leader_took_it = ready(leader);  // the other one waits on for the far head
+  auto& taker = leader_took_it ? leader : follower;
+  auto& left = leader_took_it ? follower : leader;
   BOOST_TEST(taker.get().task.get() == near_task.get());
   BOOST_TEST(eventually([&] { return q.has_leader() && q.is_spinning() && q.spinning_followers() == 0u; }));
   BOOST_TEST(q.size() == 1u);
