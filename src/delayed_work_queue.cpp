@@ -5,6 +5,7 @@
 
 #include <chronopool/detail/cpu_relax.hpp>
 #include <chronopool/detail/kernel_timer_cost.hpp>
+#include <chronopool/detail/lock_spinning.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -191,7 +192,8 @@ delayed_work_queue::offer_status delayed_work_queue::offer_within(task_ptr t, st
 }
 
 delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t, std::size_t max_size, bool& new_head) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(mutex_, std::defer_lock);
+  lock_spinning(lock);
   if (t->cancelled()) return offer_status::cancelled;
   absorb_posted_locked();  // queued functions count towards the bound, as they always have
   if (count() >= max_size) return offer_status::full;
@@ -231,7 +233,8 @@ delayed_work_queue::wait_result delayed_work_queue::try_take() {
 }
 
 delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point limit) {
-  std::unique_lock lock(mutex_);
+  std::unique_lock lock(mutex_, std::defer_lock);
+  lock_spinning(lock);
   const std::uint64_t epoch = interrupt_epoch_;
   const char me = 0;  // this wait's identity for the leader role
   wait_result result{{}, wait_status::timeout};
@@ -408,7 +411,7 @@ bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_poi
       cpu_relax();
     }
   }
-  lock.lock();
+  lock_spinning(lock);
   if (leader) {
     spinning_ = false;
   } else {

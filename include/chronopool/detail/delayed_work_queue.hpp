@@ -39,7 +39,9 @@
 //   itself once it is 2 us past its deadline and still queued: the leader
 //   is held up (its CPU given to another thread, or its sleep woken late),
 //   and a thread already on a CPU stands in for it.
-// * offer() never blocks and never fails for capacity; bounds are the pool's
+// * Takers and offer() take the lock with lock_spinning(): a collision waits
+//   in user space rather than in the kernel (see lock_spinning.hpp).
+// * offer() never waits for room and never fails for capacity; bounds are the pool's
 //   business.
 // * The queue holds one reference to each queued task.
 #pragma once
