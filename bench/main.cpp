@@ -117,9 +117,10 @@ int main(int argc, char** argv) {
         if (!c.variants.empty()) cases.push_back(std::move(c));
       }
     }
-    // One second of spinning (a fifth with --quick) before the cases: the
-    // machine's own stalls, the floor under the lateness figures.
-    bench::run_context ctx{bench::describe_machine(), bench::measure_spin_floor(o.quick ? 0.2 : 1.0),
+    // One second of spinning (a fifth with --quick) before the cases, then
+    // as long with T threads: the machine's own stalls, the floor under the
+    // lateness figures.
+    bench::run_context ctx{bench::describe_machine(), bench::measure_spin_floor(o.quick ? 0.2 : 1.0, o.threads),
                            bench::load_average(), "", 0};
     bench::print_header(stdout, ctx, o);
     const auto t0 = std::chrono::steady_clock::now();

@@ -66,8 +66,11 @@ void print_header(std::FILE* out, const run_context& ctx, const options& o) {
   fmt::print(out, "- load average at start: {}\n", ctx.load_before);
   fmt::print(out,
              "- spin floor: a thread only reading the clock for {:.1f} s stalled {:.0f} times/s over 10 us (longest "
-             "{:.0f} us): {:.2f} % of evenly spread deadlines would be over 10 us late however they are polled for\n\n",
-             ctx.floor.seconds, ctx.floor.stalls_over_10us, ctx.floor.longest_us, ctx.floor.late_over_10us_pct);
+             "{:.0f} us): {:.2f} % of evenly spread deadlines would be over 10 us late however they are polled for; "
+             "{} threads reading it at once all stalled together {:.0f} times/s: {:.2f} % would be over 10 us late "
+             "for every one of them (the floor for threads that stand in for each other)\n\n",
+             ctx.floor.seconds, ctx.floor.stalls_over_10us, ctx.floor.longest_us, ctx.floor.late_over_10us_pct,
+             ctx.floor.threads_together, ctx.floor.stalled_together_per_s, ctx.floor.late_for_all_pct);
   fmt::print(out,
              "Variants: asio-io = boost::asio::steady_timer on an io_context run by T threads; cp-io = "
              "chronopool::steady_timer there; asio-pool = Asio's timer on asio::thread_pool(T); cp-pool = "
@@ -124,7 +127,10 @@ void write_json(const std::string& path, const run_context& ctx, const std::vect
              json_string(m.boost), json_string(m.build), json_string(m.date), o.threads, o.reps, o.quick);
   fmt::print(f.get(), "\"spin_floor\": {{\"seconds\": {}, \"stalls_over_10us_per_s\": {}, \"longest_us\": {}, ",
              json_number(ctx.floor.seconds), json_number(ctx.floor.stalls_over_10us), json_number(ctx.floor.longest_us));
-  fmt::print(f.get(), "\"late_over_10us_pct\": {}}}, ", json_number(ctx.floor.late_over_10us_pct));
+  fmt::print(f.get(), "\"late_over_10us_pct\": {}, \"threads_together\": {}, \"stalled_together_per_s\": {}, ",
+             json_number(ctx.floor.late_over_10us_pct), ctx.floor.threads_together,
+             json_number(ctx.floor.stalled_together_per_s));
+  fmt::print(f.get(), "\"late_for_all_pct\": {}}}, ", json_number(ctx.floor.late_for_all_pct));
   fmt::print(f.get(), "\"load_before\": {}, \"load_after\": {}, \"seconds\": {}}},\n  \"cases\": [",
              json_string(ctx.load_before), json_string(ctx.load_after), json_number(ctx.seconds));
   const char* case_sep = "\n";
