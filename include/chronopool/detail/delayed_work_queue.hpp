@@ -41,8 +41,8 @@
 //   and a thread already on a CPU stands in for it.
 // * Takers and offer() take the lock with lock_spinning(): a collision waits
 //   in user space rather than in the kernel (see lock_spinning.hpp).
-// * offer() never waits for room and never fails for capacity; bounds are the pool's
-//   business.
+// * offer() never waits for room and never fails for capacity; bounds are
+//   the pool's business.
 // * The queue holds one reference to each queued task.
 #pragma once
 
