@@ -28,31 +28,40 @@ long voluntary_switches() {
   return u.ru_nvcsw;
 }
 
-void busy_wait(std::chrono::nanoseconds d) {
-  const auto until = clock::now() + d;
-  while (clock::now() < until) {
-  }
-}
-
 /// One try: another thread holds the mutex for @p hold; this thread takes it
-/// with lock_spinning(). Returns whether this thread slept on the way, and
-/// how long it waited.
+/// with lock_spinning(). The hold counts from when the holder took the lock,
+/// or, with @p from_take, from when this thread starts to take it: then a
+/// taker that is descheduled on a loaded machine (or shares the holder's CPU)
+/// still finds it held for that long. Returns whether this thread slept on
+/// the way, and how long it waited.
 struct contended_take {
   bool slept;
   clock::duration waited;
 };
-contended_take take_while_held(std::chrono::nanoseconds hold) {
+enum class hold_counted { from_lock, from_take };
+contended_take take_while_held(std::chrono::nanoseconds hold,
+                               hold_counted from = hold_counted::from_lock) {
   std::mutex m;
   std::atomic<bool> held{false};
+  std::atomic<bool> started{false};
+  clock::time_point t0{};
   std::thread holder([&] {
     std::lock_guard g(m);
+    auto until = clock::now() + hold;
     held.store(true);
-    busy_wait(hold);
+    if (from == hold_counted::from_take) {
+      while (!started.load()) {
+      }
+      until = t0 + hold;  // t0 was written before started was set
+    }
+    while (clock::now() < until) {
+    }
   });
-  const long before = voluntary_switches();  // before the spin below: the take starts right after it
   while (!held.load()) {
   }
-  const auto t0 = clock::now();
+  const long before = voluntary_switches();  // the take starts right after it
+  t0 = clock::now();
+  started.store(true);
   std::unique_lock lock(m, std::defer_lock);
   cpd::lock_spinning(lock);
   const auto waited = clock::now() - t0;
@@ -93,11 +102,19 @@ BOOST_AUTO_TEST_CASE(a_lock_released_within_the_budget_is_taken_without_sleeping
 }
 
 BOOST_AUTO_TEST_CASE(a_lock_held_far_longer_than_the_budget_is_waited_for_asleep) {
-  // 5 ms is 250 budgets: the taker must give up spinning and block, and
-  // still end up with the lock once it is released.
-  const contended_take t = take_while_held(std::chrono::milliseconds(5));
-  BOOST_TEST(t.slept);
-  BOOST_TEST(t.waited >= std::chrono::milliseconds(4));
+  // 20 ms is 1,000 budgets: the taker must give up spinning and block, and
+  // still end up with the lock once it is released, not before. A taker
+  // preempted for the whole hold on a loaded machine would find the lock free
+  // without sleeping, so up to three tries; a taker that never blocks (spins
+  // until it gets the lock) sleeps on none of them.
+  bool slept = false;
+  for (int i = 0; i < 3 && !slept; ++i) {
+    const contended_take t =
+        take_while_held(std::chrono::milliseconds(20), hold_counted::from_take);
+    BOOST_TEST(t.waited >= std::chrono::milliseconds(20));
+    slept = t.slept;
+  }
+  BOOST_TEST(slept);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
