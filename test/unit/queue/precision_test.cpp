@@ -194,9 +194,11 @@ BOOST_AUTO_TEST_CASE(the_near_spin_threshold_is_measured_and_bounded) {
 
 BOOST_AUTO_TEST_CASE(a_follower_spins_one_window_then_sleeps) {
   // The window starts at the limit: the leader sleeps (timed) for the far
-  // head, the follower spins 30 ms, then sleeps untimed.
+  // head, the follower spins 300 ms, then sleeps untimed. The window is long
+  // so that this thread sees the follower spinning even when a loaded machine
+  // deschedules it for a while.
   cpd::delayed_work_queue q;
-  q.set_precision_spin_limit(30ms);
+  q.set_precision_spin_limit(300ms);
   BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now() + 1h, 0)));
   auto leader = take_async(q);
   BOOST_TEST_REQUIRE(eventually([&] { return q.has_leader(); }));
