@@ -240,7 +240,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   wait_result result{{}, wait_status::timeout};
   // Precision mode: the first untimed sleep of this wait is a spin of one
   // window; a spin that ends without a signal is not repeated.
-  bool spun_out = spin_limit_ == duration::zero();
+  bool spun_out = !precision_mode();
   const auto untimed_wait = [&](time_point until) {
     if (!spun_out) {
       // Saturating: the window may be as long as the limit a caller set.
@@ -283,7 +283,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
     if (leader_ != nullptr) {
       // A head the leader waited for is gone (a follower took it, or it was
       // removed): stand in for the one now at the front instead.
-      if (spin_limit_ > duration::zero() && !is_never(head) &&
+      if (precision_mode() && !is_never(head) &&
           leader_head_.load(std::memory_order_relaxed) < head.time_since_epoch().count()) {
         leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
       }
@@ -293,11 +293,11 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       // whose own limit comes first sleeps until then and hands the role on
       // when it leaves.
       leader_ = &me;
-      if (spin_limit_ > duration::zero() && !is_never(head)) {
+      if (precision_mode() && !is_never(head)) {
         leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
       }
       const time_point until = std::min(head, limit);
-      if (spin_limit_ > duration::zero() && !is_never(until)) {
+      if (precision_mode() && !is_never(until)) {
         sleep_then_spin(lock, until);
       } else if (!is_never(until) && spins_for(until - now)) {
         spin_until(lock, until);  // sleeping would cost more, and run it later, than waiting

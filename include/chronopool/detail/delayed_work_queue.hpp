@@ -255,6 +255,8 @@ class delayed_work_queue {
   /// Sleeps on available_ until @p until (forever for "never"); false on
   /// timeout.
   bool sleep_until(std::unique_lock<std::mutex>& lock, time_point until);
+  /// Whether precision mode is on (a spin limit was set). Under mutex_.
+  bool precision_mode() const noexcept { return spin_limit_ > duration::zero(); }
   /// The leader's wait for @p until in precision mode: sleep to a window
   /// before it, then spin; returns early when woken.
   void sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until);
