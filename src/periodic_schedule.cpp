@@ -6,16 +6,13 @@
 
 namespace chronopool::detail {
 
-time_point next_fixed_rate_instant(time_point ideal, duration period, time_point started, time_point now,
+time_point next_fixed_rate_instant(time_point ideal, duration period, time_point started,
                                    missed_tick_policy policy) noexcept {
   const time_point next = saturating_add(ideal, period);
-  if (next > now || policy == missed_tick_policy::burst || is_never(next)) return next;
-  if (policy == missed_tick_policy::delay) {
-    const time_point from_start = saturating_add(started, period);
-    return from_start > now ? from_start : saturating_add(now, period);
-  }
-  // skip: whole periods missed since ideal, then one more.
-  const auto behind = (now - ideal) / period;
+  if (next > started || policy == missed_tick_policy::burst || is_never(next)) return next;
+  if (policy == missed_tick_policy::delay) return saturating_add(started, period);
+  // skip: the whole periods since ideal that started is past, then one more.
+  const auto behind = (started - ideal) / period;
   return saturating_add(ideal, period * (behind + 1));
 }
 

@@ -69,7 +69,7 @@ bool task_base::complete(task_status final_status, std::exception_ptr error) noe
 time_point task_base::next_deadline(time_point started, time_point finished) noexcept {
   ideal_ = kind_ == task_kind::fixed_delay
                ? saturating_add(finished, period_)
-               : next_fixed_rate_instant(ideal_, period_, started, finished, missed_ticks_);
+               : next_fixed_rate_instant(ideal_, period_, started, missed_ticks_);
   return run_deadline(ideal_, period_, jitter_, leeway_);
 }
 

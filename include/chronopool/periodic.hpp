@@ -81,9 +81,8 @@ class periodic_state final : public periodic_state_base,
     guard.ok = true;
     ticks_.fetch_add(1);
     if (stopped_.load()) return;
-    const time_point now = clock::now();
-    arm(fixed_rate_ ? next_fixed_rate_instant(ideal_, period_, started, now, options_.missed_ticks)
-                    : saturating_add(now, period_));
+    arm(fixed_rate_ ? next_fixed_rate_instant(ideal_, period_, started, options_.missed_ticks)
+                    : saturating_add(clock::now(), period_));
   }
 
   void cancel_wait() noexcept override {

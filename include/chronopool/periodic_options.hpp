@@ -6,15 +6,22 @@
 
 namespace chronopool {
 
-/// What a fixed-rate task does after a run that started so late that one or
-/// more ideal instants have already passed (tokio's MissedTickBehavior).
+/// What a fixed-rate schedule does when a run starts so late that the next
+/// ideal instant has already passed (tokio's MissedTickBehavior). In every
+/// policy the overdue run fires at once; the policy decides the run after it.
+/// Period 100 ms, the run at 0 lasting 250 ms: burst runs at 0, 250, 250,
+/// 300 (the instants 100, 200, 300), delay at 0, 250, 350, skip at 0, 250, 300.
+/// The same rule holds for pool tasks, periodic handlers on executors and
+/// periodic_timer.
 enum class missed_tick_policy : std::uint8_t {
   /// Keep the ideal schedule: the missed runs happen back to back until the
-  /// task has caught up (Java's fixed-rate rule). The default.
+  /// schedule has caught up (Java's fixed-rate rule). The default.
   burst,
-  /// Restart the period from the late run: next = start of that run + period.
+  /// Restart the period from the overdue run: the next one comes a period
+  /// after it started.
   delay,
-  /// Drop the missed instants: next = the first ideal instant after now.
+  /// Drop the missed instants: after the overdue run, the next one is at the
+  /// first ideal instant after that run started.
   skip,
 };
 

@@ -102,10 +102,8 @@ class basic_periodic_timer {
     }
   };
 
-  void advance() {
-    const time_point now = clock_type::now();
-    next_ = detail::next_fixed_rate_instant(next_, period_, now, now, policy_);
-  }
+  // A tick's run starts as its wait completes.
+  void advance() { next_ = detail::next_fixed_rate_instant(next_, period_, clock_type::now(), policy_); }
 
   static duration checked(duration period) {
     if (period <= duration::zero()) throw std::invalid_argument("chronopool: periodic_timer: period must be positive");

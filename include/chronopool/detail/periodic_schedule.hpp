@@ -7,12 +7,16 @@
 
 namespace chronopool::detail {
 
-/// The next ideal instant of a fixed-rate schedule whose current ideal
-/// instant is @p ideal, after a run that started at @p started and ended at
-/// @p now. On time: ideal + period. Late (that instant already passed):
-/// burst keeps it (catch up), delay restarts from the late run's start, skip
-/// moves to the first ideal instant after now. Saturating.
-time_point next_fixed_rate_instant(time_point ideal, duration period, time_point started, time_point now,
+/// The ideal instant after @p ideal in a fixed-rate schedule, decided when
+/// the run for @p ideal starts, at @p started. Every periodic form (pool
+/// tasks, handlers on executors, periodic_timer) uses this one rule. When
+/// ideal + period is still ahead of @p started, that is the answer.
+/// Otherwise the run for @p ideal was itself late; it has fired at once, and
+/// @p policy places the one after it: burst keeps ideal + period (the missed
+/// ticks run back to back), delay restarts the period from this run
+/// (started + period), skip takes the first ideal instant after @p started.
+/// Saturating.
+time_point next_fixed_rate_instant(time_point ideal, duration period, time_point started,
                                    missed_tick_policy policy) noexcept;
 
 /// Throws std::invalid_argument naming @p where unless @p period is positive

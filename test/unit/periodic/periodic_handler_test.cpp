@@ -197,6 +197,51 @@ std::vector<long> ticks_after_a_late_one(chronopool::missed_tick_policy policy) 
 }
 }  // namespace
 
+namespace {
+/// Fixed rate, period 200 ms, the first run lasting 450 ms: start and end of
+/// the first three runs. The run for the instant 200 then starts after the
+/// instant 400 has passed.
+struct late_run_times {
+  steady::time_point scheduled;
+  std::vector<steady::time_point> starts, ends;
+};
+late_run_times handler_runs_after_a_long_first_one(chronopool::missed_tick_policy policy) {
+  asio::io_context io;
+  late_run_times r;
+  chronopool::periodic_options o;
+  o.missed_ticks = policy;
+  chronopool::periodic_handle h;
+  r.scheduled = steady::now();
+  h = chronopool::schedule_at_fixed_rate(
+      io.get_executor(), 0ms, 200ms,
+      [&] {
+        r.starts.push_back(steady::now());
+        if (r.starts.size() == 1) std::this_thread::sleep_for(450ms);
+        r.ends.push_back(steady::now());
+        if (r.starts.size() == 3) h.cancel();
+      },
+      o);
+  io.run_for(10s);
+  return r;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(handler_overdue_tick_fires_at_once_then_delay_restarts_the_period) {
+  // Runs at 0, 450, 650 (not 0, 650, 850).
+  const auto r = handler_runs_after_a_long_first_one(chronopool::missed_tick_policy::delay);
+  BOOST_REQUIRE(r.starts.size() == 3u);
+  BOOST_TEST(ms_between(r.ends[0], r.starts[1]) < 100);  // at once, not a period later
+  BOOST_TEST((r.starts[2] >= r.ends[0] + 200ms));        // a period after the overdue run started
+}
+
+BOOST_AUTO_TEST_CASE(handler_overdue_tick_fires_at_once_then_skip_moves_to_the_grid) {
+  // Runs at 0, 450, 600 (not 0, 600, 800).
+  const auto r = handler_runs_after_a_long_first_one(chronopool::missed_tick_policy::skip);
+  BOOST_REQUIRE(r.starts.size() == 3u);
+  BOOST_TEST(ms_between(r.ends[0], r.starts[1]) < 100);
+  BOOST_TEST((r.starts[2] >= r.scheduled + 600ms));
+}
+
 BOOST_AUTO_TEST_CASE(periodic_timer_leeway_ticks_at_slot_ends_on_the_exact_schedule) {
   // Every ideal instant 1 ms into a 40 ms slot: a tick that ignored the
   // leeway would come ~39 ms before the slot's end. Lower bounds only.
