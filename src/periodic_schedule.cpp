@@ -1,5 +1,9 @@
 #include <chronopool/detail/periodic_schedule.hpp>
 
+#include <chronopool/detail/exception_text.hpp>
+
+#include <fmt/core.h>
+
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -31,6 +35,17 @@ void validate_leeway(duration period, duration leeway, const char* where) {
 
 time_point run_deadline(time_point ideal, duration period, double jitter, duration leeway) noexcept {
   return round_up_to_slot(saturating_add(ideal, jitter_offset(period, jitter)), leeway);
+}
+
+void report_periodic_error(const std::function<void(std::exception_ptr)>& handler, std::exception_ptr error) noexcept {
+  try {
+    if (handler) {
+      handler(std::move(error));
+    } else {
+      fmt::print(stderr, "chronopool: a periodic handler threw: {}\n", exception_text(error));
+    }
+  } catch (...) {
+  }
 }
 
 duration jitter_offset(duration period, double fraction) noexcept {

@@ -44,6 +44,10 @@ void scheduled_thread_pool::report_executor_error(std::exception_ptr e) noexcept
 
 void scheduled_thread_pool::check_periodic(duration period, const periodic_options& options, const char* where) {
   detail::validate_periodic(period, options, where);
+  if (options.error_handler)
+    throw std::invalid_argument(std::string("chronopool: ") + where +
+                                ": periodic_options::error_handler is for handlers on executors; a pool's tasks "
+                                "report to scheduled_thread_pool_options::error_handler");
 }
 
 void scheduled_thread_pool::shutdown() { core_->shutdown(); }

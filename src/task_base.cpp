@@ -75,9 +75,10 @@ time_point task_base::next_deadline(time_point started, time_point finished) noe
 
 void task_base::finish_run(std::exception_ptr error, time_point started) noexcept {
   task_owner* const o = owner();
-  if (!is_periodic() || (error && !continue_after_error_) || o == nullptr) {
-    // One-shot work, a periodic task stopped by its error, or a periodic task
-    // run once by hand after shutdown_now(): the run is the last one.
+  if (!is_periodic() || (error && !continue_after_error_) || o == nullptr || ends_schedule_) {
+    // One-shot work, a periodic task stopped by its error or ended by its
+    // run, or a periodic task run once by hand after shutdown_now(): the run
+    // is the last one.
     if (error && reports_errors_ && o != nullptr) o->report_error(error, *this);
     // Decide the status before handing the error over: in one argument list
     // the move could happen first (evaluation order is unspecified).

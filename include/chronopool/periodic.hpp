@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -36,21 +37,39 @@ class periodic_state_base {
   }
   bool active() const noexcept { return !stopped_.load(); }
   std::uint64_t ticks() const noexcept { return ticks_.load(); }
+  /// The exception that stopped the schedule, once it has.
+  std::exception_ptr error() const noexcept { return failed_.load() ? error_ : nullptr; }
 
  protected:
   /// Cancels the pending tick's wait, if any.
   virtual void cancel_wait() noexcept = 0;
 
+  /// A run threw and the schedule stops: keep @p e for error(). Called at
+  /// most once, on the executor; failed_ publishes it.
+  void stop_with(std::exception_ptr e) noexcept {
+    error_ = std::move(e);
+    failed_.store(true);
+    stopped_.store(true);
+  }
+
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> ticks_{0};
+
+ private:
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
 };
+
+/// A periodic callable returns void or periodic_control.
+template <class Handler>
+inline constexpr bool steers_its_schedule_v = std::is_same_v<std::invoke_result_t<Handler&>, periodic_control>;
 
 template <class Executor, class Handler>
 class periodic_state final : public periodic_state_base,
                              public std::enable_shared_from_this<periodic_state<Executor, Handler>> {
  public:
-  periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, const periodic_options& o)
-      : timer_(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(o) {}
+  periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, periodic_options o)
+      : timer_(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(std::move(o)) {}
 
   /// Waits for the instant @p ideal (plus jitter) on the executor's context.
   void arm(time_point ideal) {
@@ -65,24 +84,36 @@ class periodic_state final : public periodic_state_base,
 
  private:
   // Runs on the executor. The next wait is armed only after the handler
-  // returns, so runs never overlap. A handler that throws stops the schedule
-  // and the exception propagates to the executor's runner (io_context::run()).
+  // returns, so runs never overlap. An exception from the handler never
+  // leaves this function: it goes to the error handler, and stops the
+  // schedule unless continue_after_error is set.
   void on_tick(const boost::system::error_code& ec) {
     if (ec || stopped_.load()) return;
     const time_point started = clock::now();
-    struct stop_on_throw {
-      periodic_state* s;
-      bool ok = false;
-      ~stop_on_throw() {
-        if (!ok) s->stopped_.store(true);
+    bool stop = false;
+    std::exception_ptr error;
+    try {
+      if constexpr (steers_its_schedule_v<Handler>) {
+        stop = handler_() == periodic_control::stop;
+      } else {
+        handler_();
       }
-    } guard{this};
-    handler_();
-    guard.ok = true;
+    } catch (...) {
+      error = std::current_exception();
+    }
     ticks_.fetch_add(1);
+    if (error) {
+      if (!options_.continue_after_error) stop_with(error);
+      report_periodic_error(options_.error_handler, std::move(error));
+    }
+    if (stop) stopped_.store(true);
     if (stopped_.load()) return;
-    arm(fixed_rate_ ? next_fixed_rate_instant(ideal_, period_, started, options_.missed_ticks)
-                    : saturating_add(clock::now(), period_));
+    arm(next_ideal(started));
+  }
+
+  time_point next_ideal(time_point started) const noexcept {
+    return fixed_rate_ ? next_fixed_rate_instant(ideal_, period_, started, options_.missed_ticks)
+                       : saturating_add(clock::now(), period_);
   }
 
   void cancel_wait() noexcept override {
@@ -106,6 +137,9 @@ template <class Executor, class Handler>
 std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
                                                     Handler&& h, bool fixed_rate, const periodic_options& o,
                                                     const char* where) {
+  static_assert(std::is_void_v<std::invoke_result_t<std::decay_t<Handler>&>> ||
+                    steers_its_schedule_v<std::decay_t<Handler>>,
+                "chronopool: a periodic handler must return void or chronopool::periodic_control");
   validate_periodic(period, o, where);
   check_not_empty(h, where);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
@@ -125,10 +159,14 @@ class periodic_handle {
   /// Stops later ticks (a tick already running finishes). True when this call
   /// stopped a running schedule.
   bool cancel() noexcept { return state_ && state_->cancel(); }
-  /// True until cancelled, or stopped by a handler that threw.
+  /// True until cancelled, stopped by a handler that threw, or ended by a
+  /// handler that returned periodic_control::stop.
   bool active() const noexcept { return state_ && state_->active(); }
-  /// Handler runs completed.
+  /// Handler runs that ended, by returning or by throwing.
   std::uint64_t ticks() const noexcept { return state_ ? state_->ticks() : 0; }
+  /// The exception that stopped the schedule (see
+  /// periodic_options::continue_after_error); null while none has.
+  std::exception_ptr error() const noexcept { return state_ ? state_->error() : nullptr; }
 
  /// For chronopool's own use: wraps a started schedule.
   explicit periodic_handle(std::shared_ptr<detail::periodic_state_base> s) noexcept : state_(std::move(s)) {}
@@ -137,11 +175,16 @@ class periodic_handle {
   std::shared_ptr<detail::periodic_state_base> state_;
 };
 
-/// Runs @p handler (void()) on @p ex first after @p initial_delay, then every
+/// Runs @p handler on @p ex first after @p initial_delay, then every
 /// @p period from the previous ideal instant (options.missed_ticks decides
 /// what a late tick does). Each tick waits in the timer heap of @p ex's
 /// context; the next tick is queued only after the handler returns, so runs
 /// never overlap. @p period must be positive (std::invalid_argument).
+///
+/// The handler returns void, or periodic_control to end the schedule from
+/// inside a run. An exception it throws never leaves the executor's run():
+/// it goes to options.error_handler and stops the schedule, or, with
+/// options.continue_after_error, only goes to the handler.
 template <class Executor, class Rep1, class Period1, class Rep2, class Period2, class Handler>
 periodic_handle schedule_at_fixed_rate(const Executor& ex, std::chrono::duration<Rep1, Period1> initial_delay,
                                        std::chrono::duration<Rep2, Period2> period, Handler&& handler,

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
 
 namespace chronopool {
 
@@ -25,12 +27,32 @@ enum class missed_tick_policy : std::uint8_t {
   skip,
 };
 
+/// What a periodic callable may return instead of void, to steer its own
+/// schedule from inside a run.
+enum class periodic_control : std::uint8_t {
+  /// Keep the schedule: the next run comes as usual.
+  keep,
+  /// End the schedule after this run. A pool task's future then completes
+  /// normally (get() returns, cancelled() is false); a handler on an
+  /// executor becomes inactive.
+  stop,
+};
+
 /// Options of one periodic task (schedule_at_fixed_rate / schedule_with_fixed_delay).
 struct periodic_options {
-  /// By default an exception thrown by a run stops the task, and its future's
-  /// get() rethrows it (Java's rule). When true, the exception goes to the
-  /// pool's error handler and the task keeps its schedule.
+  /// By default an exception thrown by a run stops the schedule (Java's rule):
+  /// a pool task's future then rethrows it from get(); a handler on an
+  /// executor keeps it in periodic_handle::error() and hands it to
+  /// error_handler. When true, the exception goes to the error handler and
+  /// the schedule goes on.
   bool continue_after_error = false;
+
+  /// Periodic handlers on executors only: where their exceptions go (never
+  /// out of the executor's run(); see continue_after_error). Empty: one line
+  /// on stderr, as a pool's default error handler writes. A pool's periodic
+  /// tasks report to the pool's error_handler: setting this one for them
+  /// throws std::invalid_argument.
+  std::function<void(std::exception_ptr)> error_handler;
 
   /// Random offset added to each run's deadline, as a fraction of the period,
   /// drawn uniformly from [0, jitter × period). It spreads a fleet's ticks so

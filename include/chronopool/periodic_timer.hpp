@@ -13,10 +13,20 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 
 namespace chronopool {
+
+/// When a periodic_timer's first tick comes.
+enum class first_tick : std::uint8_t {
+  /// One period after construction (the default).
+  after_period,
+  /// At once: the first async_tick completes without waiting, as tokio's
+  /// interval does; later ticks follow the period from construction.
+  immediately,
+};
 
 /// Ticks at a fixed period: `co_await ticker.async_tick(use_awaitable)`
 /// completes at each ideal instant. A tick that is already due completes at
@@ -35,6 +45,7 @@ class basic_periodic_timer {
 
   /// First tick at @p first, or one period from now. @p period must be positive.
   /// The period may be of any unit; it is converted with saturation.
+  /// The first tick's instant may be in the past: it then completes at once.
   template <class Rep, class Period>
   basic_periodic_timer(const executor_type& ex, std::chrono::duration<Rep, Period> period,
                        missed_tick_policy policy = missed_tick_policy::burst,
@@ -47,6 +58,17 @@ class basic_periodic_timer {
                        missed_tick_policy policy = missed_tick_policy::burst,
                        std::optional<time_point> first = std::nullopt)
       : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy, first) {}
+
+  /// First tick as @p when says (at once, or one period from now).
+  template <class Rep, class Period>
+  basic_periodic_timer(const executor_type& ex, std::chrono::duration<Rep, Period> period, missed_tick_policy policy,
+                       first_tick when)
+      : basic_periodic_timer(ex, period, policy, first_instant(when)) {}
+  template <class ExecutionContext, class Rep, class Period>
+    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+  basic_periodic_timer(ExecutionContext& ctx, std::chrono::duration<Rep, Period> period, missed_tick_policy policy,
+                       first_tick when)
+      : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy, first_instant(when)) {}
 
   executor_type get_executor() noexcept { return timer_.get_executor(); }
   duration period() const noexcept { return period_; }
@@ -104,6 +126,12 @@ class basic_periodic_timer {
 
   // A tick's run starts as its wait completes.
   void advance() { next_ = detail::next_fixed_rate_instant(next_, period_, clock_type::now(), policy_); }
+
+  // nullopt: the constructor's default, one period from now.
+  static std::optional<time_point> first_instant(first_tick when) {
+    if (when == first_tick::immediately) return clock_type::now();
+    return std::nullopt;
+  }
 
   static duration checked(duration period) {
     if (period <= duration::zero()) throw std::invalid_argument("chronopool: periodic_timer: period must be positive");

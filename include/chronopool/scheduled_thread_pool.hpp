@@ -101,7 +101,9 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// Runs @p f first after @p initial_delay, then every @p period measured
   /// from the previous ideal deadline (late runs catch up, see
   /// periodic_options::missed_ticks). Runs never overlap. @p period must be
-  /// positive (std::invalid_argument otherwise). @p f must return void.
+  /// positive (std::invalid_argument otherwise). @p f returns void, or
+  /// periodic_control to end its own schedule from inside a run (its future
+  /// then completes normally).
   template <class Rep1, class Period1, class Rep2, class Period2, class F>
     requires detail::task_callable<F>
   scheduled_future<void> schedule_at_fixed_rate(std::chrono::duration<Rep1, Period1> initial_delay,
@@ -109,7 +111,7 @@ class scheduled_thread_pool : public boost::asio::execution_context {
                                                 periodic_options options = {});
 
   /// Runs @p f first after @p initial_delay, then @p delay after the end of
-  /// each run. @p delay must be positive. @p f must return void.
+  /// each run. @p delay must be positive. @p f returns void or periodic_control.
   template <class Rep1, class Period1, class Rep2, class Period2, class F>
     requires detail::task_callable<F>
   scheduled_future<void> schedule_with_fixed_delay(std::chrono::duration<Rep1, Period1> initial_delay,

@@ -191,6 +191,13 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { pool.schedule_with_fixed_delay(0ms, 1ms, noop, bad_jitter(-0.1)); }},
       {"schedule_at_fixed_rate", "jitter = NaN", ia, {"jitter"},
        [&] { pool.schedule_at_fixed_rate(0ms, 1ms, noop, bad_jitter(not_a_number)); }},
+      {"schedule_at_fixed_rate", "periodic_options::error_handler set (pool task)", ia,
+       {"schedule_at_fixed_rate", "error_handler"},
+       [&] {
+         chronopool::periodic_options o;
+         o.error_handler = [](std::exception_ptr) {};
+         pool.schedule_at_fixed_rate(0ms, 1ms, noop, o);
+       }},
       {"schedule_at_fixed_rate", "leeway = period", ia, {"leeway", "period"},
        [&] { pool.schedule_at_fixed_rate(0ms, 1ms, noop, bad_leeway(1ms)); }},
       {"schedule_with_fixed_delay", "leeway < 0", ia, {"leeway"},

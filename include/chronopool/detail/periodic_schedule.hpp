@@ -5,6 +5,9 @@
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/periodic_options.hpp>
 
+#include <exception>
+#include <functional>
+
 namespace chronopool::detail {
 
 /// The ideal instant after @p ideal in a fixed-rate schedule, decided when
@@ -26,6 +29,11 @@ void validate_periodic(duration period, const periodic_options& options, const c
 /// Throws std::invalid_argument naming @p where unless @p leeway is in
 /// [0, @p period): a slot as wide as the period could hold two ticks.
 void validate_leeway(duration period, duration leeway, const char* where);
+
+/// Hands @p error, thrown by a periodic handler on an executor, to
+/// @p handler, or writes one line to stderr when it is empty. An exception
+/// from the handler itself is dropped: it has nowhere left to go.
+void report_periodic_error(const std::function<void(std::exception_ptr)>& handler, std::exception_ptr error) noexcept;
 
 /// A random offset in [0, fraction × period), to spread a fleet's ticks.
 duration jitter_offset(duration period, double fraction) noexcept;

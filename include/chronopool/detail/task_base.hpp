@@ -110,6 +110,11 @@ class task_base : public index_node {
   /// completing the waits that came due.
   bool cancel(bool may_interrupt) noexcept;
 
+  /// Called by a periodic run that returned periodic_control::stop: the
+  /// run ends the schedule and the task succeeds. Only the running thread
+  /// writes and reads it.
+  void end_schedule_after_run() noexcept { ends_schedule_ = true; }
+
   /// Asks a running callable that takes a std::stop_token to stop.
   void request_stop() noexcept { stop_.request_stop(); }
 
@@ -156,6 +161,7 @@ class task_base : public index_node {
   bool reports_errors_ = false;
   bool internal_ = false;
   bool continue_after_error_ = false;
+  bool ends_schedule_ = false;
   missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
   double jitter_ = 0.0;
   duration leeway_{};

@@ -71,6 +71,14 @@ class task_impl final : public task_with_result<R> {
     F& f = *fn_;
     if constexpr (std::is_void_v<R>) {
       call(f);
+    } else if constexpr (std::is_same_v<R, periodic_control>) {
+      // A periodic run steers its schedule; a one-shot one has a result.
+      const periodic_control c = call(f);
+      if (this->is_periodic()) {
+        if (c == periodic_control::stop) this->end_schedule_after_run();
+      } else {
+        this->result_.emplace(c);
+      }
     } else {
       this->result_.emplace(call(f));
     }

@@ -62,7 +62,9 @@ scheduled_future<void> scheduled_thread_pool::schedule_periodic(detail::task_kin
                                                                 std::chrono::duration<Rep1, Period1> initial_delay,
                                                                 std::chrono::duration<Rep2, Period2> period, F&& f,
                                                                 const periodic_options& options, const char* where) {
-  static_assert(std::is_void_v<detail::callable_result_t<F>>, "chronopool: a periodic task must return void");
+  static_assert(std::is_void_v<detail::callable_result_t<F>> ||
+                    std::is_same_v<detail::callable_result_t<F>, periodic_control>,
+                "chronopool: a periodic task must return void or chronopool::periodic_control");
   const duration p = detail::saturating_duration(period, "period");
   check_periodic(p, options, where);
   detail::check_not_empty(f, where);

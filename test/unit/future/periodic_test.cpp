@@ -378,6 +378,44 @@ BOOST_AUTO_TEST_CASE(fixed_delay_ignores_missed_tick_policy) {
   for (std::size_t k = 1; k < starts.size(); ++k) BOOST_CHECK(starts[k] >= ends[k - 1] + 10ms);
 }
 
+BOOST_AUTO_TEST_CASE(a_run_that_returns_stop_ends_the_schedule_and_completes_the_future) {
+  for (bool fixed_rate : {true, false}) {
+    BOOST_TEST_CONTEXT("fixed_rate=" << fixed_rate) {
+      scheduled_thread_pool pool(2);
+      std::atomic<int> runs{0};
+      auto body = [&] {
+        return runs.fetch_add(1) + 1 == 3 ? chronopool::periodic_control::stop : chronopool::periodic_control::keep;
+      };
+      auto f = fixed_rate ? pool.schedule_at_fixed_rate(0ms, 1ms, body) : pool.schedule_with_fixed_delay(0ms, 1ms, body);
+      require_ready(f);
+      BOOST_CHECK_NO_THROW(f.get());  // completes normally
+      BOOST_TEST(f.done());
+      BOOST_TEST(!f.cancelled());
+      BOOST_TEST(!f.cancel());  // already done
+      std::this_thread::sleep_for(20ms);
+      BOOST_TEST(runs.load() == 3);  // no run after the one that ended it
+      pool.join();
+      BOOST_TEST(pool.completed_task_count() == 3u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_one_shot_task_may_return_periodic_control_as_a_value) {
+  scheduled_thread_pool pool(1);
+  auto f = pool.submit([] { return chronopool::periodic_control::stop; });
+  BOOST_TEST((f.get() == chronopool::periodic_control::stop));
+  pool.join();
+}
+
+BOOST_AUTO_TEST_CASE(a_pool_task_refuses_a_periodic_error_handler) {
+  scheduled_thread_pool pool(1);
+  periodic_options o;
+  o.error_handler = [](std::exception_ptr) {};
+  BOOST_CHECK_THROW(pool.schedule_at_fixed_rate(0ms, 1ms, [] {}, o), std::invalid_argument);
+  BOOST_TEST(pool.queued_count() == 0u);
+  pool.join();
+}
+
 BOOST_AUTO_TEST_CASE(exception_stops_periodic_task) {
   for (bool fixed_rate : {true, false}) {
     BOOST_TEST_CONTEXT("fixed_rate=" << fixed_rate) {

@@ -16,8 +16,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -132,17 +137,101 @@ BOOST_AUTO_TEST_CASE(cancel_stops_later_ticks_and_reports_once) {
   BOOST_TEST(runs == at_cancel);
 }
 
-BOOST_AUTO_TEST_CASE(a_throwing_handler_stops_the_schedule_and_propagates) {
+BOOST_AUTO_TEST_CASE(a_throwing_handler_stops_the_schedule_and_reports) {
+  // The exception no longer escapes io_context::run(): it goes to the
+  // error handler and stays readable from the handle.
   asio::io_context io;
   int runs = 0;
-  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 5ms, [&] {
-    if (++runs == 2) throw std::runtime_error("tick failed");
-  });
-  BOOST_CHECK_THROW(io.run(), std::runtime_error);
+  std::vector<std::string> reported;
+  chronopool::periodic_options o;
+  o.error_handler = [&](std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::runtime_error& ex) {
+      reported.push_back(ex.what());
+    }
+  };
+  auto h = chronopool::schedule_at_fixed_rate(
+      io.get_executor(), 0ms, 5ms,
+      [&] {
+        if (++runs == 2) throw std::runtime_error("tick failed");
+      },
+      o);
+  BOOST_CHECK_NO_THROW(io.run());  // returns: the stopped schedule left no work
   BOOST_TEST(!h.active());
-  io.restart();
-  io.run_for(30ms);
   BOOST_TEST(runs == 2);
+  BOOST_TEST(h.ticks() == 2u);
+  BOOST_REQUIRE(reported.size() == 1u);
+  BOOST_TEST(reported[0] == "tick failed");
+  BOOST_REQUIRE(h.error());
+  BOOST_CHECK_THROW(std::rethrow_exception(h.error()), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(continue_after_error_keeps_the_schedule) {
+  for (bool fixed_rate : {true, false}) {
+    BOOST_TEST_CONTEXT("fixed_rate=" << fixed_rate) {
+      asio::io_context io;
+      int runs = 0;
+      int reported = 0;
+      chronopool::periodic_options o;
+      o.continue_after_error = true;
+      o.error_handler = [&](std::exception_ptr) { ++reported; };
+      chronopool::periodic_handle h;
+      auto body = [&] {
+        ++runs;
+        if (runs == 5) h.cancel();
+        if (runs == 2 || runs == 3) throw std::runtime_error("tick failed");
+      };
+      h = fixed_rate ? chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 2ms, body, o)
+                     : chronopool::schedule_with_fixed_delay(io.get_executor(), 0ms, 2ms, body, o);
+      BOOST_CHECK_NO_THROW(io.run());
+      BOOST_TEST(runs == 5);
+      BOOST_TEST(reported == 2);
+      BOOST_TEST(!h.error());  // nothing stopped it but the cancel
+      BOOST_TEST(h.ticks() == 5u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_default_error_handler_writes_one_line_to_stderr) {
+  std::FILE* capture = std::tmpfile();
+  BOOST_REQUIRE(capture != nullptr);
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  BOOST_REQUIRE(saved >= 0);
+  ::dup2(::fileno(capture), 2);
+  {
+    asio::io_context io;
+    auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 5ms,
+                                                [] { throw std::runtime_error("tick failed"); });
+    io.run();
+  }
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::rewind(capture);
+  std::string text;
+  for (int c; (c = std::fgetc(capture)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(capture);
+  BOOST_TEST(text == "chronopool: a periodic handler threw: tick failed\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_handler_that_returns_stop_ends_its_schedule) {
+  for (bool fixed_rate : {true, false}) {
+    BOOST_TEST_CONTEXT("fixed_rate=" << fixed_rate) {
+      asio::io_context io;
+      int runs = 0;
+      auto body = [&] { return ++runs == 3 ? chronopool::periodic_control::stop : chronopool::periodic_control::keep; };
+      auto h = fixed_rate ? chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 2ms, body)
+                          : chronopool::schedule_with_fixed_delay(io.get_executor(), 0ms, 2ms, body);
+      io.run();  // returns once the schedule ended: no wait is left
+      BOOST_TEST(runs == 3);
+      BOOST_TEST(!h.active());
+      BOOST_TEST(h.ticks() == 3u);
+      BOOST_TEST(!h.error());
+      BOOST_TEST(!h.cancel());  // already ended
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(bad_periods_are_rejected) {
@@ -301,6 +390,28 @@ BOOST_AUTO_TEST_CASE(periodic_timer_skip_jumps_to_the_next_ideal_instant) {
   BOOST_TEST(at[0] >= 40);
   BOOST_TEST(at[2] >= 60);
   BOOST_TEST(at[0] < 45 + 500);  // generous: not pushed out by a full period after the late tick
+}
+
+BOOST_AUTO_TEST_CASE(periodic_timer_first_tick_immediately) {
+  // A period of an hour: only a first tick that does not wait completes.
+  asio::io_context io;
+  const auto before = steady::now();
+  chronopool::periodic_timer ticker(io, 1h, chronopool::missed_tick_policy::burst, chronopool::first_tick::immediately);
+  const auto after = steady::now();
+  BOOST_TEST((ticker.next_tick() >= before));
+  BOOST_TEST((ticker.next_tick() <= after));
+  int ticks = 0;
+  ticker.async_tick([&](boost::system::error_code ec) {
+    if (!ec) ++ticks;
+  });
+  io.run_for(10s);  // returns as soon as the tick completed: no other work
+  BOOST_TEST(ticks == 1);
+  BOOST_TEST((ticker.next_tick() <= after + 1h));  // then one period on
+  BOOST_TEST((ticker.next_tick() >= before + 1h));
+  // after_period is the default's behaviour.
+  chronopool::periodic_timer later(io.get_executor(), 1h, chronopool::missed_tick_policy::burst,
+                                   chronopool::first_tick::after_period);
+  BOOST_TEST((later.next_tick() >= after + 1h));
 }
 
 BOOST_AUTO_TEST_CASE(periodic_timer_defaults_and_accessors) {
