@@ -1,0 +1,20 @@
+// The whole public API of chronopool in one include (the durable component,
+// a separate library, has its own: <chronopool/durable/scheduler.hpp>).
+#pragma once
+
+#include <chronopool/async_sleep.hpp>
+#include <chronopool/basic_scheduled_timer.hpp>
+#include <chronopool/errors.hpp>
+#include <chronopool/pending_task.hpp>
+#include <chronopool/periodic.hpp>
+#include <chronopool/periodic_options.hpp>
+#include <chronopool/periodic_timer.hpp>
+#include <chronopool/pool_options.hpp>
+#include <chronopool/pool_stats.hpp>
+#include <chronopool/rejection_policy.hpp>
+#include <chronopool/run_state.hpp>
+#include <chronopool/scheduled_future.hpp>
+#include <chronopool/scheduled_thread_pool.hpp>
+#include <chronopool/steady_timer.hpp>
+#include <chronopool/task_view.hpp>
+#include <chronopool/timer_service.hpp>
