@@ -18,3 +18,4 @@
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/task_view.hpp>
 #include <chronopool/timer_service.hpp>
+#include <chronopool/version.hpp>

@@ -52,7 +52,7 @@ struct periodic_options {
   /// on stderr, as a pool's default error handler writes. A pool's periodic
   /// tasks report to the pool's error_handler: setting this one for them
   /// throws std::invalid_argument.
-  std::function<void(std::exception_ptr)> error_handler;
+  std::function<void(std::exception_ptr)> error_handler{};
 
   /// Random offset added to each run's deadline, as a fraction of the period,
   /// drawn uniformly from [0, jitter × period). It spreads a fleet's ticks so
