@@ -2,6 +2,11 @@
 // window starting at the moment each is armed; every handler records how late
 // it started. Measures the submit path, the firing path under a deep heap, and
 // the memory a pending timer costs.
+//
+// Two shapes: timers kept in a vector with a two-word handler (the shape that
+// waits inline in a chronopool timer), and the shape servers often write, a
+// timer allocated per operation and deleted by its own handler, whose
+// handler holds three or four words (too large to wait inline).
 #include "../harness.hpp"
 #include "../rss.hpp"
 #include "../stats.hpp"
@@ -33,8 +38,62 @@ double over_10us_pct(const std::vector<std::int64_t>& sorted) {
   return 100.0 * static_cast<double>(late) / static_cast<double>(sorted.size());
 }
 
+/// How the timers are held and how large their handlers are.
+enum class shape {
+  vector_2w,  // std::vector<Timer>, handler [&s, i]
+  heap_3w,    // new Timer per wait, deleted in the handler [&s, i, t]
+  heap_4w,    // the same, the handler also carrying the deadline [&s, i, t, deadline]
+};
+
+const char* shape_name(shape sh) {
+  switch (sh) {
+    case shape::vector_2w: return "";
+    case shape::heap_3w: return " timer=new, handler=3 words";
+    case shape::heap_4w: return " timer=new, handler=4 words";
+  }
+  return "";
+}
+
+/// Arms timer @p i of @p n the way @p sh says. Heap timers are deleted by
+/// their handler, after it ran (or was aborted).
 template <class Timer, class Runner>
-run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns) {
+void arm_one(shape sh, Runner& r, fire_state& s, std::vector<Timer>& timers, std::size_t i,
+             clock::time_point deadline) {
+  switch (sh) {
+    case shape::vector_2w:
+      timers.emplace_back(r.context(), deadline);
+      timers.back().async_wait([&s, i](const boost::system::error_code& ec) {
+        const auto started = clock::now();
+        if (!ec) s.lateness_ns[i] = ns_between(s.deadline[i], started);
+        s.left.arrive();
+      });
+      return;
+    case shape::heap_3w: {
+      auto* t = new Timer(r.context(), deadline);
+      t->async_wait([&s, i, t](const boost::system::error_code& ec) {
+        const auto started = clock::now();
+        if (!ec) s.lateness_ns[i] = ns_between(s.deadline[i], started);
+        delete t;
+        s.left.arrive();
+      });
+      return;
+    }
+    case shape::heap_4w: {
+      // The fourth word: the deadline, carried by the handler itself.
+      auto* t = new Timer(r.context(), deadline);
+      t->async_wait([&s, i, t, deadline](const boost::system::error_code& ec) {
+        const auto started = clock::now();
+        if (!ec) s.lateness_ns[i] = ns_between(deadline, started);
+        delete t;
+        s.left.arrive();
+      });
+      return;
+    }
+  }
+}
+
+template <class Timer, class Runner>
+run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns, shape sh) {
   const std::size_t n = offsets_ns.size();
   fire_state s(n);  // outlives r.finish() below: handlers refer to it
   rss::trim();
@@ -46,18 +105,13 @@ run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns) {
   clock::time_point t0;
   {
     std::vector<Timer> timers;
-    timers.reserve(n);
+    if (sh == shape::vector_2w) timers.reserve(n);
     t0 = clock::now();
     for (std::size_t i = 0; i < n; ++i) {
       // What expires_after(offset) does, with the deadline kept for the handler.
       const auto deadline = clock::now() + std::chrono::nanoseconds(offsets_ns[i]);
       s.deadline[i] = deadline;
-      timers.emplace_back(r.context(), deadline);
-      timers.back().async_wait([&s, i](const boost::system::error_code& ec) {
-        const auto started = clock::now();
-        if (!ec) s.lateness_ns[i] = ns_between(s.deadline[i], started);
-        s.left.arrive();
-      });
+      arm_one<Timer>(sh, r, s, timers, i, deadline);
     }
     submit_ns = ns_between(t0, clock::now());
     s.left.wait();
@@ -90,7 +144,7 @@ run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns) {
   return out;
 }
 
-bench_case make_case(const options& o, std::size_t n, std::chrono::milliseconds window) {
+bench_case make_case(const options& o, std::size_t n, std::chrono::milliseconds window, shape sh = shape::vector_2w) {
   // The same offsets for every variant and repetition (fixed seed).
   auto offsets = std::make_shared<std::vector<std::int64_t>>(n);
   std::mt19937_64 rng(42);
@@ -98,10 +152,10 @@ bench_case make_case(const options& o, std::size_t n, std::chrono::milliseconds 
   for (auto& x : *offsets) x = dist(rng);
 
   const unsigned threads = o.threads;
-  return {"fire", "N=" + with_commas(n) + " window=" + std::to_string(window.count()) + "ms", timing_variants,
-          [offsets, threads](variant v) {
+  return {"fire", "N=" + with_commas(n) + " window=" + std::to_string(window.count()) + "ms" + shape_name(sh),
+          timing_variants, [offsets, threads, sh](variant v) {
             return with_variant(v, threads,
-                                [&]<class Timer>(auto& r) { return fire_once<Timer>(r, *offsets); });
+                                [&]<class Timer>(auto& r) { return fire_once<Timer>(r, *offsets, sh); });
           }};
 }
 
@@ -109,8 +163,10 @@ bench_case make_case(const options& o, std::size_t n, std::chrono::milliseconds 
 
 std::vector<bench_case> fire_cases(const options& o) {
   using namespace std::chrono_literals;
-  if (o.quick) return {make_case(o, 10'000, 100ms)};
-  return {make_case(o, 1'000'000, 1000ms), make_case(o, 100'000, 1000ms)};
+  if (o.quick) return {make_case(o, 10'000, 100ms), make_case(o, 10'000, 100ms, shape::heap_3w)};
+  return {make_case(o, 1'000'000, 1000ms), make_case(o, 100'000, 1000ms),
+          make_case(o, 1'000'000, 1000ms, shape::heap_3w), make_case(o, 100'000, 1000ms, shape::heap_3w),
+          make_case(o, 100'000, 1000ms, shape::heap_4w)};
 }
 
 }  // namespace bench

@@ -185,6 +185,17 @@ class basic_scheduled_timer {
   /// The handler never runs inside this call; it runs through its associated
   /// executor (default: the timer's executor), and the wait counts as
   /// outstanding work on the timer's executor until it completes.
+  ///
+  /// @par Handler Size
+  /// A timer's first pending wait keeps its handler inside the timer object,
+  /// with no allocation, when the handler is at most two words (16 bytes on
+  /// a 64-bit machine: use_awaitable's, a lambda capturing `this` and one
+  /// more pointer, or a shared_ptr), moves without throwing, uses the
+  /// default allocator, has no cancellation slot and completes on the
+  /// timer's own executor. Any other wait, a lambda of three or more words
+  /// among them, takes a block from a per-thread cache of freed wait blocks
+  /// (an allocation when the cache is empty). docs/performance.md measures
+  /// what that costs (the `fire` rows with a three- and a four-word handler).
   template <class WaitToken = boost::asio::default_completion_token_t<executor_type>>
   auto async_wait(WaitToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
     return boost::asio::async_initiate<WaitToken, void(boost::system::error_code)>(initiate_async_wait(this),
