@@ -44,10 +44,9 @@ bool native_poller::turn() {
         near = true;
       }
     }
-    // Going on, without offering the CPU as the pool's spins do: a thread
-    // that never blocks (a submitter) took a whole time slice from a yield,
-    // and `fire` 1M's p99 grew by a third to two thirds (twenty-fifth round
-    // of docs/performance.md).
+    // Going on, without offering the CPU as the pool's spins do: a yield
+    // hands a whole time slice to a thread that never blocks (a submitter),
+    // and the near deadlines this poll serves are then that much late.
     if (near) return true;
     // Nothing near: stop, unless a shard published a near gate before it
     // could see the poll stop. Then go on, unless that shard already
