@@ -106,21 +106,60 @@ class scheduled_future_base {
 /// Handle to a task producing T. get() blocks until the task is done and
 /// returns its value, rethrows its exception, or throws task_cancelled.
 /// Periodic tasks have T = void and are done only when cancelled or failed.
+///
+/// The value lives in the task, shared by every handle. It can be moved out
+/// once, by take() or by get() on an rvalue handle; from then on every
+/// get(), take() or async_wait() through any handle of the task throws (or
+/// delivers) std::future_error(future_already_retrieved), never a moved-from
+/// value.
 template <class T>
 class scheduled_future : public scheduled_future_base {
  public:
   using value_type = T;
   scheduled_future() noexcept = default;
 
-  /// The result, valid while any handle to the task exists.
-  const T& get() const {
+  /// Blocks until done; a reference to the result stored in the task.
+  ///
+  /// The reference stays valid while any handle to the task exists (this
+  /// one or a copy) and the value has not been taken. Binding it from a
+  /// temporary handle is therefore safe only through the rvalue overload
+  /// below, which returns the value: `const auto& v = pool.submit(f).get();`
+  /// extends the returned value's life, not the task's.
+  ///
+  /// Throws the task's exception, task_cancelled, std::future_error
+  /// (future_already_retrieved) after a take, or (no_state) for an invalid
+  /// handle.
+  const T& get() const& {
     wait_and_check();
-    return static_cast<const detail::task_with_result<T>&>(*task_).result();
+    return result_storage().result();
+  }
+
+  /// Blocks until done and returns the result by value: moved out of the
+  /// task when this is the task's last handle or T cannot be copied
+  /// (a move-only result is thereby retrieved, see take()), otherwise
+  /// copied, so that other handles still see it.
+  T get() && {
+    wait_and_check();
+    return result_storage().release_or_copy();
+  }
+
+  /// Blocks until done and moves the result out of the task, once: a later
+  /// get(), take() or async_wait() through any handle throws (delivers)
+  /// std::future_error(future_already_retrieved). Of several handles taking
+  /// concurrently exactly one gets the value. A take must not race with a
+  /// get() reading the value through another handle (a data race on T).
+  T take() {
+    wait_and_check();
+    return result_storage().take();
   }
 
  private:
   friend class scheduled_thread_pool;
   explicit scheduled_future(detail::task_ptr t) noexcept : scheduled_future_base(std::move(t)) {}
+
+  detail::task_with_result<T>& result_storage() const noexcept {
+    return static_cast<detail::task_with_result<T>&>(*task_);
+  }
 };
 
 template <>

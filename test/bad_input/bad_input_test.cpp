@@ -21,6 +21,7 @@
 #include <functional>
 #include <future>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -252,6 +253,10 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        }},
       {"scheduled_future::get", "a handle to no task", expect::no_state, {},
        [&] { chronopool::scheduled_future<int>().get(); }},
+      {"scheduled_future::take", "a handle to no task", expect::no_state, {},
+       [&] { chronopool::scheduled_future<std::unique_ptr<int>>().take(); }},
+      {"scheduled_future::get() &&", "a handle to no task", expect::no_state, {},
+       [&] { (void)chronopool::scheduled_future<int>().get(); }},
       {"scheduled_future::delay", "a handle to no task", expect::no_state, {},
        [&] { (void)chronopool::scheduled_future<void>().delay(); }},
   };

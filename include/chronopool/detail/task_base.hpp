@@ -121,6 +121,10 @@ class task_base : public index_node {
   void wait() const { wait_until(time_point::max()); }
 
   // ---- reference count (see task_ptr) --------------------------------------
+  /// True when the caller's reference is the only one: no other handle,
+  /// queue or worker holds the task, and none can appear (only a holder can
+  /// make another).
+  bool sole_owner() const noexcept { return refs_.load(std::memory_order_acquire) == 1; }
   friend void intrusive_add_ref(task_base* t) noexcept { t->refs_.fetch_add(1, std::memory_order_relaxed); }
   friend void intrusive_release(task_base* t) noexcept {
     if (t->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) t->destroy();
