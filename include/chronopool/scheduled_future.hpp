@@ -1,15 +1,20 @@
 // The handle to a scheduled task: Java's ScheduledFuture, C++-style.
 #pragma once
 
+#include <chronopool/detail/future_wait_op.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_impl.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/errors.hpp>
 #include <chronopool/task_view.hpp>
 
+#include <boost/asio/async_result.hpp>
+
 #include <chrono>
+#include <exception>
 #include <future>
 #include <type_traits>
+#include <utility>
 
 namespace chronopool {
 
@@ -153,6 +158,46 @@ class scheduled_future : public scheduled_future_base {
     return result_storage().take();
   }
 
+  /// Waits asynchronously for the task to be done: Java's get() for
+  /// coroutines and callbacks. `T v = co_await f.async_wait(use_awaitable);`
+  /// returns the value or rethrows the task's exception. Any completion
+  /// token works: a callback, use_future, deferred, use_awaitable.
+  ///
+  /// @par Completion Signature
+  /// @code void(std::exception_ptr, T) @endcode
+  /// As co_spawn's: null and the value when the task succeeded; the task's
+  /// exception, task_cancelled, or operation_aborted (see below) and a
+  /// value-initialised T otherwise (T must be default-constructible). The
+  /// value is a copy of the result when T is copy-constructible; a move-only
+  /// T is moved out of the task (as by take()), so that a second wait, get()
+  /// or take() through any handle receives
+  /// std::future_error(future_already_retrieved) as its exception.
+  ///
+  /// Throws std::future_error(no_state) from this call for a handle to no
+  /// task (nothing is initiated then).
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation cancel the wait, not the task:
+  /// the wait completes with an exception_ptr holding
+  /// boost::system::system_error(boost::asio::error::operation_aborted), and
+  /// the task runs on as if nobody had waited. This makes
+  /// `co_await (f.async_wait(use_awaitable) || timer.async_wait(use_awaitable))`
+  /// a wait with a timeout. Cancelling the task (cancel()) completes the wait
+  /// with task_cancelled instead.
+  ///
+  /// @par Thread Safety
+  /// Any number of waits, on any handles of the task, may be started and
+  /// cancelled from any threads. The wait completes on the handler's
+  /// associated executor (the system executor when it has none), with
+  /// outstanding work tracked on it while pending, and never inside this
+  /// call: a wait on a task that is done already is posted. No thread blocks
+  /// while it waits. The wait's memory comes from the handler's associated
+  /// allocator and is freed before the handler runs.
+  template <boost::asio::completion_token_for<void(std::exception_ptr, T)> CompletionToken>
+  auto async_wait(CompletionToken&& token) const {
+    return detail::async_wait_on<T>(task_, std::forward<CompletionToken>(token));
+  }
+
  private:
   friend class scheduled_thread_pool;
   explicit scheduled_future(detail::task_ptr t) noexcept : scheduled_future_base(std::move(t)) {}
@@ -169,6 +214,41 @@ class scheduled_future<void> : public scheduled_future_base {
   scheduled_future() noexcept = default;
 
   void get() const { wait_and_check(); }
+
+  /// Waits asynchronously for the task to be done: `co_await
+  /// f.async_wait(use_awaitable);` returns when it succeeded and rethrows
+  /// its exception (task_cancelled when cancelled) otherwise. A periodic
+  /// task is done only when it is cancelled or stopped by an error.
+  ///
+  /// @par Completion Signature
+  /// @code void(std::exception_ptr) @endcode
+  /// As co_spawn's: null when the task succeeded; the task's exception,
+  /// task_cancelled, or operation_aborted (see below) otherwise.
+  ///
+  /// Throws std::future_error(no_state) from this call for a handle to no
+  /// task (nothing is initiated then).
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation cancel the wait, not the task:
+  /// the wait completes with an exception_ptr holding
+  /// boost::system::system_error(boost::asio::error::operation_aborted), and
+  /// the task runs on as if nobody had waited. This makes
+  /// `co_await (f.async_wait(use_awaitable) || timer.async_wait(use_awaitable))`
+  /// a wait with a timeout. Cancelling the task (cancel()) completes the wait
+  /// with task_cancelled instead.
+  ///
+  /// @par Thread Safety
+  /// Any number of waits, on any handles of the task, may be started and
+  /// cancelled from any threads. The wait completes on the handler's
+  /// associated executor (the system executor when it has none), with
+  /// outstanding work tracked on it while pending, and never inside this
+  /// call: a wait on a task that is done already is posted. No thread blocks
+  /// while it waits. The wait's memory comes from the handler's associated
+  /// allocator and is freed before the handler runs.
+  template <boost::asio::completion_token_for<void(std::exception_ptr)> CompletionToken>
+  auto async_wait(CompletionToken&& token) const {
+    return detail::async_wait_on<void>(task_, std::forward<CompletionToken>(token));
+  }
 
  private:
   friend class scheduled_thread_pool;

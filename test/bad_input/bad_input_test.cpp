@@ -12,6 +12,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -257,6 +258,10 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { chronopool::scheduled_future<std::unique_ptr<int>>().take(); }},
       {"scheduled_future::get() &&", "a handle to no task", expect::no_state, {},
        [&] { (void)chronopool::scheduled_future<int>().get(); }},
+      {"scheduled_future::async_wait", "a handle to no task (thrown by the initiating call)", expect::no_state, {},
+       [&] { chronopool::scheduled_future<int>().async_wait([](std::exception_ptr, int) {}); }},
+      {"scheduled_future<void>::async_wait", "a handle to no task, deferred", expect::no_state, {},
+       [&] { (void)chronopool::scheduled_future<void>().async_wait(asio::deferred); }},
       {"scheduled_future::delay", "a handle to no task", expect::no_state, {},
        [&] { (void)chronopool::scheduled_future<void>().delay(); }},
   };
