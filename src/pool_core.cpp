@@ -95,7 +95,13 @@ pool_core::pool_core(scheduled_thread_pool_options options)
 }
 
 pool_core::~pool_core() {
-  // close() has joined or detached every thread; the list holds no joinable one.
+  // close() has joined or detached every thread; the list holds no joinable
+  // one. Termination completed every termination wait; any left (a core
+  // never closed) is destroyed without a call.
+  while (termination_wait_op* op = termination_waiters_) {
+    termination_waiters_ = op->next_;
+    op->func_(op, termination_completion::destroy);
+  }
 }
 
 // ---- submission -------------------------------------------------------------
@@ -547,12 +553,65 @@ void pool_core::try_terminate() {
       report_untied_error(std::current_exception(), "the terminated hook");
     }
   }
+  termination_wait_op* waits = nullptr;
   {
     std::lock_guard lock(mutex_);
     state_.store(run_state::terminated);
+    waits = std::exchange(termination_waiters_, nullptr);
   }
   termination_cv_.notify_all();
+  // Lock, collect, unlock, complete: oldest first (the list is newest first).
+  termination_wait_op* oldest_first = nullptr;
+  while (waits != nullptr) {
+    termination_wait_op* next = waits->next_;
+    waits->next_ = oldest_first;
+    oldest_first = waits;
+    waits = next;
+  }
+  while (oldest_first != nullptr) {
+    termination_wait_op* op = oldest_first;
+    oldest_first = op->next_;
+    op->func_(op, termination_completion::terminated);
+  }
 }
+
+void pool_core::start_termination_wait(termination_wait_op* op) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (state_.load() != run_state::terminated) {
+      op->next_ = termination_waiters_;
+      termination_waiters_ = op;
+      return;
+    }
+  }
+  op->func_(op, termination_completion::already_terminated);
+}
+
+void pool_core::cancel_termination_wait(const void* key) noexcept {
+  termination_wait_op* found = nullptr;
+  bool stopped = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (termination_wait_op** link = &termination_waiters_; *link != nullptr; link = &(*link)->next_) {
+      if ((*link)->cancel_key == key) {
+        found = *link;
+        *link = found->next_;
+        break;
+      }
+    }
+    stopped = state_.load() >= run_state::stop;
+  }
+  if (found != nullptr)
+    found->func_(found, stopped ? termination_completion::aborted_stopped : termination_completion::aborted);
+}
+
+void start_termination_wait(pool_core& core, termination_wait_op* op) noexcept { core.start_termination_wait(op); }
+
+void cancel_termination_wait(const std::weak_ptr<pool_core>& core, const void* key) noexcept {
+  if (auto c = core.lock()) c->cancel_termination_wait(key);
+}
+
+void shutdown_core(pool_core& core) { core.shutdown(); }
 
 bool pool_core::wait_for_termination_until(time_point limit) {
   if (state_.load() == run_state::terminated) return true;

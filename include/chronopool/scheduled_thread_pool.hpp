@@ -5,6 +5,7 @@
 #include <chronopool/detail/queued_function.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_impl.hpp>
+#include <chronopool/detail/termination_wait_op.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic_options.hpp>
 #include <chronopool/pool_options.hpp>
@@ -12,7 +13,9 @@
 #include <chronopool/run_state.hpp>
 #include <chronopool/scheduled_future.hpp>
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -143,6 +146,48 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// shutdown(), also waits for outstanding tracked executor work, as
   /// asio::thread_pool::join() does).
   void join();
+
+  /// Waits asynchronously until the pool has terminated; does not shut it
+  /// down (see async_join()).
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  /// Success once the pool is TERMINATED; operation_aborted when the wait was
+  /// cancelled.
+  ///
+  /// @par Where the Handler Runs
+  /// On the handler's associated executor (this pool's executor when it has
+  /// none), never inside the initiating call. A terminated pool runs nothing
+  /// posted to it, so a handler whose executor belongs to this pool (its
+  /// executor, a strand on it) runs directly on the thread that brought the
+  /// pool to TERMINATED: a pool thread leaving, or the thread whose call
+  /// (shutdown(), shutdown_now(), the destructor, ...) finished it; when the
+  /// pool had terminated before the wait started, such a handler is posted
+  /// to the system executor. Work is tracked on any other executor while the
+  /// wait is pending; on this pool's it is not (it would hold off the
+  /// termination waited for). A coroutine running on this pool holds the
+  /// pool's work itself (co_spawn's), so it cannot await the pool's own
+  /// termination short of shutdown_now().
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation complete the wait with
+  /// operation_aborted; the pool is untouched.
+  ///
+  /// @par Thread Safety
+  /// May be called from any thread, the pool's own included (it never blocks).
+  template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  auto async_wait_for_termination(CompletionToken&& token);
+
+  /// The asynchronous join(): shutdown() when the operation is initiated
+  /// (for a deferred token: when it is launched), then waits as
+  /// async_wait_for_termination() does. Cancelling it cancels the wait, not
+  /// the shutdown. Unlike join(), it may be called from a pool thread; it
+  /// does not join the threads (the destructor does).
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  auto async_join(CompletionToken&& token);
 
   // ---- queue control ------------------------------------------------------------
 

@@ -10,6 +10,7 @@
 #include <chronopool/detail/lateness_recorder.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/detail/termination_wait_op.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_stats.hpp>
 #include <chronopool/run_state.hpp>
@@ -66,6 +67,12 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   bool wait_for_termination_until(time_point limit);
   /// shutdown(), then wait for termination and join the threads.
   void join();
+  /// Links @p op to complete when the pool terminates (see
+  /// detail/termination_wait_op.hpp); completes it from this call when the
+  /// pool has terminated already.
+  void start_termination_wait(termination_wait_op* op) noexcept;
+  /// Completes the pending termination wait keyed @p key as aborted.
+  void cancel_termination_wait(const void* key) noexcept;
 
   bool remove(task_base& t);
   std::size_t purge();
@@ -148,6 +155,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::list<worker> workers_;
   std::size_t largest_ = 0;
   std::size_t next_index_ = 0;
+  termination_wait_op* termination_waiters_ = nullptr;  // newest first; guarded by mutex_
 };
 
 }  // namespace chronopool::detail
