@@ -121,10 +121,8 @@ bool task_base::cancel(bool may_interrupt) noexcept {
   return true;
 }
 
-task_base::~task_base() {
-  // A pending async wait holds a reference to its task, so none is left
-  // here; should one be, it is destroyed without being completed.
-  for (async_wait_op* op = async_waiters_; op != nullptr;) {
+void task_base::destroy_async_waiters() noexcept {
+  for (async_wait_op* op = std::exchange(async_waiters_, nullptr); op != nullptr;) {
     async_wait_op* next = op->next_;
     op->func_(nullptr, op, false);
     op = next;

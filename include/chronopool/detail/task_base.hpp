@@ -82,7 +82,12 @@ class task_base : public index_node {
   explicit task_base(task_kind kind) noexcept : kind_(kind) {}
   task_base(const task_base&) = delete;
   task_base& operator=(const task_base&) = delete;
-  virtual ~task_base();
+  virtual ~task_base() {
+    // A pending async wait holds a reference to its task, so none is left
+    // here; should one be, it is destroyed without being completed.
+    if (async_waiters_ != nullptr) [[unlikely]]
+      destroy_async_waiters();
+  }
 
   // The heap key (deadline, sequence) and slot are index_node's: a queued
   // task's key is read by the queue under its mutex.
@@ -191,6 +196,7 @@ class task_base : public index_node {
 
  private:
   bool complete(task_status final_status, std::exception_ptr error) noexcept;
+  void destroy_async_waiters() noexcept;
   /// Wakes the blocked waiters and completes the async ones.
   void notify_waiters() noexcept;
   time_point next_deadline(time_point started, time_point finished) noexcept;
