@@ -98,9 +98,13 @@ pool_core::~pool_core() {
   // close() has joined or detached every thread; the list holds no joinable
   // one. Termination completed every termination wait; any left (a core
   // never closed) is destroyed without a call.
-  while (termination_wait_op* op = termination_waiters_) {
-    termination_waiters_ = op->next_;
-    op->func_(op, termination_completion::destroy);
+  pool_wait_completion destroy;
+  destroy.destroy = true;
+  for (pool_wait_op* list : {termination_waiters_, quiet_waiters_}) {
+    while (pool_wait_op* op = list) {
+      list = op->next_;
+      op->func_(op, destroy);
+    }
   }
 }
 
@@ -334,6 +338,9 @@ void pool_core::run_worker(worker& w) {
     } else {
       break;
     }
+    // After the item's last effect (a periodic task's re-queueing
+    // included): a quiet check that sees the count sees those effects.
+    w.finished.store(w.finished.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   if (options_.on_thread_stop) {
     try {
@@ -362,24 +369,34 @@ delayed_work_queue::wait_result pool_core::get_work() {
   bool timed_out = false;
   for (;;) {
     time_point limit = time_point::max();
+    pool_wait_op* quiet_now = nullptr;
+    bool retire = false;
     {
       std::lock_guard lock(mutex_);
+      // Nothing due for this thread: if it was the last one busy, the pool
+      // may just have become quiet. Only here, off the busy path.
+      if (quiet_watched_.load(std::memory_order_relaxed)) collect_quiet_locked(quiet_now);
       const run_state s = state_.load();
       const std::size_t live = live_.load();
       const bool timed = allow_core_timeout_.load() || live > core_size_.load();
-      const bool retire = s >= run_state::stop || (s == run_state::shutdown && queue_.empty()) ||
-                          (timed && timed_out && (live > 1 || queue_.empty()));
+      retire = s >= run_state::stop || (s == run_state::shutdown && queue_.empty()) ||
+               (timed && timed_out && (live > 1 || queue_.empty()));
       if (retire) {
         live_.store(live - 1);
         ++exiting_;  // termination waits until this thread's exit hooks are done
-        return {};
-      }
-      // A timed thread waits keep_alive for work, except the last one while
-      // work is queued: it must stay for that work, and polling every
-      // keep_alive until a far deadline would be a slow spin.
-      if (timed && !(live == 1 && !queue_.empty()))
+      } else if (timed && !(live == 1 && !queue_.empty())) {
+        // A timed thread waits keep_alive for work, except the last one while
+        // work is queued: it must stay for that work, and polling every
+        // keep_alive until a far deadline would be a slow spin.
         limit = deadline_after(clock::now(), options_.keep_alive);
+      }
     }
+    if (quiet_now != nullptr) {
+      pool_wait_completion how;
+      how.pool_runs_posted_work = state_.load() < run_state::stop;
+      complete_pool_waits(quiet_now, how);
+    }
+    if (retire) return {};
     auto r = queue_.wait_for_task(limit);
     switch (r.status) {
       case delayed_work_queue::wait_status::task:
@@ -457,6 +474,7 @@ void pool_core::reap_threads(bool all) {
     std::lock_guard lock(mutex_);
     for (auto it = workers_.begin(); it != workers_.end();) {
       if (all || it->exited) {
+        retired_finished_ += it->finished.load(std::memory_order_acquire);
         done.push_back(std::move(it->thread));
         it = workers_.erase(it);
       } else {
@@ -487,6 +505,7 @@ void pool_core::shutdown() {
   });
   for (auto& t : dropped) t->cancel(false);
   queue_.set_mode(delayed_work_queue::mode::draining);
+  poke_quiet_waiters();
   try_terminate();
 }
 
@@ -530,6 +549,7 @@ std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
       never_started.push_back(std::move(t));
     }
   }
+  poke_quiet_waiters();
   try_terminate();
   return never_started;
 }
@@ -553,62 +573,160 @@ void pool_core::try_terminate() {
       report_untied_error(std::current_exception(), "the terminated hook");
     }
   }
-  termination_wait_op* waits = nullptr;
+  pool_wait_op* terminated_waits = nullptr;
+  pool_wait_op* quiet_waits = nullptr;
   {
     std::lock_guard lock(mutex_);
     state_.store(run_state::terminated);
-    waits = std::exchange(termination_waiters_, nullptr);
+    terminated_waits = std::exchange(termination_waiters_, nullptr);
+    quiet_waits = std::exchange(quiet_waiters_, nullptr);  // a terminated pool is quiet
+    update_quiet_watched_locked();
+    quiet_cv_.notify_all();
   }
   termination_cv_.notify_all();
-  // Lock, collect, unlock, complete: oldest first (the list is newest first).
-  termination_wait_op* oldest_first = nullptr;
-  while (waits != nullptr) {
-    termination_wait_op* next = waits->next_;
-    waits->next_ = oldest_first;
-    oldest_first = waits;
-    waits = next;
+  // Lock, collect, unlock, complete. This thread terminated the pool, which
+  // runs nothing posted from now on: a handler of its own runs here.
+  pool_wait_completion how;
+  how.pool_runs_posted_work = false;
+  how.may_run_here = true;
+  complete_pool_waits(terminated_waits, how);
+  complete_pool_waits(quiet_waits, how);
+}
+
+void pool_core::complete_pool_waits(pool_wait_op* list, const pool_wait_completion& how) noexcept {
+  pool_wait_op* oldest_first = nullptr;
+  while (list != nullptr) {
+    pool_wait_op* next = list->next_;
+    list->next_ = oldest_first;
+    oldest_first = list;
+    list = next;
   }
   while (oldest_first != nullptr) {
-    termination_wait_op* op = oldest_first;
+    pool_wait_op* op = oldest_first;
     oldest_first = op->next_;
-    op->func_(op, termination_completion::terminated);
+    op->func_(op, how);
   }
 }
 
-void pool_core::start_termination_wait(termination_wait_op* op) noexcept {
+void pool_core::start_pool_wait(pool_wait_kind kind, pool_wait_op* op) noexcept {
+  pool_wait_completion how;
   {
     std::lock_guard lock(mutex_);
-    if (state_.load() != run_state::terminated) {
-      op->next_ = termination_waiters_;
-      termination_waiters_ = op;
+    const run_state s = state_.load();
+    if (kind == pool_wait_kind::termination) {
+      if (s != run_state::terminated) {
+        op->next_ = termination_waiters_;
+        termination_waiters_ = op;
+        return;
+      }
+    } else if (s != run_state::terminated && !snapshot_locked().quiet_before(op->horizon)) {
+      op->next_ = quiet_waiters_;
+      quiet_waiters_ = op;
+      update_quiet_watched_locked();
       return;
     }
+    how.pool_runs_posted_work = s < run_state::stop;
   }
-  op->func_(op, termination_completion::already_terminated);
+  op->func_(op, how);  // posted by the operation, never called here
 }
 
-void pool_core::cancel_termination_wait(const void* key) noexcept {
-  termination_wait_op* found = nullptr;
-  bool stopped = false;
+void pool_core::cancel_pool_wait(const void* key) noexcept {
+  pool_wait_op* found = nullptr;
+  pool_wait_completion how;
+  how.aborted = true;
   {
     std::lock_guard lock(mutex_);
-    for (termination_wait_op** link = &termination_waiters_; *link != nullptr; link = &(*link)->next_) {
-      if ((*link)->cancel_key == key) {
-        found = *link;
-        *link = found->next_;
-        break;
+    for (pool_wait_op** list : {&termination_waiters_, &quiet_waiters_}) {
+      for (pool_wait_op** link = list; *link != nullptr; link = &(*link)->next_) {
+        if ((*link)->cancel_key == key) {
+          found = *link;
+          *link = found->next_;
+          break;
+        }
       }
+      if (found != nullptr) break;
     }
-    stopped = state_.load() >= run_state::stop;
+    update_quiet_watched_locked();
+    how.pool_runs_posted_work = state_.load() < run_state::stop;
   }
-  if (found != nullptr)
-    found->func_(found, stopped ? termination_completion::aborted_stopped : termination_completion::aborted);
+  if (found != nullptr) found->func_(found, how);
 }
 
-void start_termination_wait(pool_core& core, termination_wait_op* op) noexcept { core.start_termination_wait(op); }
+pool_core::quiet_snapshot pool_core::snapshot_locked() const {
+  // Finished counts first, then the queue's taken count and earliest
+  // deadline under its lock. finished <= taken always, and both only grow:
+  // equal counts mean that when the finished counts were read nothing taken
+  // was still running and nothing was taken since, so at the queue's
+  // reading the pool ran nothing and held exactly what it reports.
+  std::uint64_t finished = retired_finished_;
+  for (const worker& w : workers_) finished += w.finished.load(std::memory_order_acquire);
+  const auto a = queue_.current_activity();
+  return {finished == a.taken, a.earliest};
+}
 
-void cancel_termination_wait(const std::weak_ptr<pool_core>& core, const void* key) noexcept {
-  if (auto c = core.lock()) c->cancel_termination_wait(key);
+void pool_core::collect_quiet_locked(pool_wait_op*& ready) {
+  const quiet_snapshot snap = snapshot_locked();
+  if (!snap.idle) return;
+  if (quiet_sync_waiters_ != 0) quiet_cv_.notify_all();  // each checks its own horizon
+  for (pool_wait_op** link = &quiet_waiters_; *link != nullptr;) {
+    pool_wait_op* op = *link;
+    if (snap.quiet_before(op->horizon)) {
+      *link = op->next_;
+      op->next_ = ready;
+      ready = op;
+    } else {
+      link = &op->next_;
+    }
+  }
+  update_quiet_watched_locked();
+}
+
+void pool_core::poke_quiet_waiters() noexcept {
+  if (!quiet_watched_.load(std::memory_order_relaxed)) return;
+  pool_wait_op* ready = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    try {
+      collect_quiet_locked(ready);
+    } catch (...) {
+      // Only the worker loop's check remains; it runs whenever a thread goes idle.
+    }
+  }
+  pool_wait_completion how;
+  how.pool_runs_posted_work = state_.load() < run_state::stop;
+  complete_pool_waits(ready, how);
+}
+
+bool pool_core::wait_until_quiet(time_point horizon, time_point limit) {
+  if (running_in_this_thread())
+    throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
+                            "chronopool: wait_until_quiet called from one of the pool's own threads");
+  std::unique_lock lock(mutex_);
+  ++quiet_sync_waiters_;
+  update_quiet_watched_locked();
+  struct unregister {
+    pool_core& core;
+    ~unregister() {
+      --core.quiet_sync_waiters_;
+      core.update_quiet_watched_locked();
+    }
+  } guard{*this};
+  for (;;) {
+    if (snapshot_locked().quiet_before(horizon)) return true;
+    if (is_never(limit)) {
+      quiet_cv_.wait(lock);
+    } else if (quiet_cv_.wait_until(lock, limit) == std::cv_status::timeout) {
+      return snapshot_locked().quiet_before(horizon);
+    }
+  }
+}
+
+void start_pool_wait(pool_core& core, pool_wait_kind kind, pool_wait_op* op) noexcept {
+  core.start_pool_wait(kind, op);
+}
+
+void cancel_pool_wait(const std::weak_ptr<pool_core>& core, const void* key) noexcept {
+  if (auto c = core.lock()) c->cancel_pool_wait(key);
 }
 
 void shutdown_core(pool_core& core) { core.shutdown(); }
@@ -658,18 +776,21 @@ void pool_core::close() {
 bool pool_core::remove(task_base& t) {
   if (!queue_.remove(t)) return false;
   t.cancel(false);
+  poke_quiet_waiters();
   try_terminate();
   return true;
 }
 
 std::size_t pool_core::purge() {
   const auto dropped = queue_.remove_if([](const task_base& t) { return t.cancelled(); });
+  poke_quiet_waiters();
   try_terminate();
   return dropped.size();
 }
 
 void pool_core::on_cancelled(task_base& t) noexcept {
   if (!remove_on_cancel.load() || !queue_.remove(t)) return;
+  poke_quiet_waiters();
   if (state_.load() != run_state::running) {
     try_terminate();
   } else if (queue_.empty() && (allow_core_timeout_.load() || live_.load() > core_size_.load())) {

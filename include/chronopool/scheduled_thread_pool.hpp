@@ -5,7 +5,7 @@
 #include <chronopool/detail/queued_function.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_impl.hpp>
-#include <chronopool/detail/termination_wait_op.hpp>
+#include <chronopool/detail/pool_wait_op.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic_options.hpp>
 #include <chronopool/pool_options.hpp>
@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace chronopool {
@@ -189,6 +190,57 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
   auto async_join(CompletionToken&& token);
 
+  // ---- quiescence -----------------------------------------------------------------
+  // The pool is *quiet before* a horizon when no task or posted function is
+  // running on its threads and nothing is queued with a deadline before the
+  // horizon: no task (one-shot or periodic), no function posted through the
+  // executor (due at once), no timer wake-up of a timer on this pool. Work
+  // due at or after the horizon (a periodic task's next run, a far delayed
+  // task) does not count. A running task that queues due work keeps the pool
+  // busy: the check sees the new work before the run counts as finished. A
+  // cancelled task still queued (remove_on_cancel off) counts until it is
+  // purged or its deadline comes. The pool is not shut down; it may become
+  // busy again at once, through new submissions. Useful for tests and
+  // graceful drains.
+
+  /// Blocks until the pool is quiet before @p horizon (see above) or until
+  /// @p timeout passes; true when it was quiet. @p timeout must be positive
+  /// (std::invalid_argument otherwise). From one of the pool's own threads
+  /// it throws std::system_error(resource_deadlock_would_occur): that thread
+  /// keeps the pool busy. Time points of other clocks are converted once.
+  template <class Clock, class Duration, class Rep, class Period>
+  bool wait_until_quiet(std::chrono::time_point<Clock, Duration> horizon, std::chrono::duration<Rep, Period> timeout) {
+    return wait_until_quiet_steady(to_steady(horizon, "horizon"), detail::saturating_duration(timeout, "timeout"));
+  }
+
+  /// Waits asynchronously until the pool is quiet before @p horizon (see
+  /// above).
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  /// Success once quiet (at once, through the handler's executor, when it is
+  /// already; also once the pool has terminated); operation_aborted when the
+  /// wait was cancelled.
+  ///
+  /// @par Where the Handler Runs
+  /// As for async_wait_for_termination(): on the handler's associated
+  /// executor (this pool's when it has none), never inside the initiating
+  /// call. Completed from a pool thread that just went idle, or from the
+  /// call that removed the last queued work before the horizon. A handler on
+  /// this pool's executor runs as posted work there (making it busy again
+  /// for its run); once the pool is stopped, on the terminating thread or the
+  /// system executor.
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation complete it with
+  /// operation_aborted.
+  ///
+  /// @par Thread Safety
+  /// May be called from any thread, the pool's own included (it never blocks).
+  template <class Clock, class Duration,
+            boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  auto async_wait_quiet(std::chrono::time_point<Clock, Duration> horizon, CompletionToken&& token);
+
   // ---- queue control ------------------------------------------------------------
 
   /// Takes a queued task out of the queue and cancels its future. True if it
@@ -251,6 +303,15 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// Assigns a sequence number and queues @p t, applying the rejection policy.
   void enqueue(const detail::task_ptr& t, const char* where);
   bool wait_for_termination_until(time_point limit);
+  bool wait_until_quiet_steady(time_point horizon, duration timeout);
+  template <class Clock, class Duration>
+  static time_point to_steady(std::chrono::time_point<Clock, Duration> t, const char* what) {
+    if constexpr (std::is_same_v<Clock, clock>) {
+      return time_point(detail::saturating_duration(t.time_since_epoch(), what));
+    } else {
+      return detail::steady_deadline_of(t, what);
+    }
+  }
 
   template <class F>
   detail::task_ptr make_one_shot(F&& f, time_point deadline, const char* where);

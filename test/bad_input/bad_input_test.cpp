@@ -246,6 +246,22 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"wait_for_termination", "1 s, called from one of the pool's threads", expect::deadlock,
        {"waiting for termination", "pool's own threads"},
        [&] { on_pool_thread(pool, [&] { pool.wait_for_termination(1s); }); }},
+      {"wait_until_quiet", "called from one of the pool's threads", expect::deadlock,
+       {"wait_until_quiet", "pool's own threads"},
+       [&] { on_pool_thread(pool, [&] { pool.wait_until_quiet(steady::now() + 1h, 1s); }); }},
+      {"wait_until_quiet", "timeout = 0", ia, {"wait_until_quiet", "timeout", "0 ns"},
+       [&] { pool.wait_until_quiet(steady::now() + 1h, 0s); }},
+      {"wait_until_quiet", "timeout = -1 s", ia, {"wait_until_quiet", "timeout", "-1000000000 ns"},
+       [&] { pool.wait_until_quiet(steady::now() + 1h, -1s); }},
+      {"wait_until_quiet", "timeout = NaN", ia, {"timeout", "NaN"},
+       [&] { pool.wait_until_quiet(steady::now() + 1h, dsec(not_a_number)); }},
+      {"wait_until_quiet", "horizon NaN s after the epoch", ia, {"horizon", "NaN"},
+       [&] { pool.wait_until_quiet(std::chrono::time_point<steady, dsec>(dsec(not_a_number)), 1s); }},
+      {"async_wait_quiet", "horizon NaN s after the epoch", ia, {"horizon", "NaN"},
+       [&] {
+         pool.async_wait_quiet(std::chrono::time_point<steady, dsec>(dsec(not_a_number)),
+                               [](boost::system::error_code) {});
+       }},
       {"use_pool", "after a timer of the context exists", expect::logic_error, {"use_pool"},
        [&] {
          asio::io_context other;

@@ -1,17 +1,18 @@
-// scheduled_thread_pool::async_wait_for_termination / async_join's
-// machinery: a pending wait for the pool to reach TERMINATED, kept in an
-// intrusive list of the pool's core under the core's mutex.
+// The machinery of the pool's own asynchronous waits: async_join /
+// async_wait_for_termination (for TERMINATED) and async_wait_quiet (for a
+// quiet pool). A pending wait sits in one of the pool core's intrusive lists
+// under the core's mutex; whoever finds its condition met takes it out under
+// that mutex and completes it after unlocking (lock, collect, unlock,
+// complete), as does a cancellation through the handler's slot.
 //
-// The core takes the whole list under its mutex in the same critical section
-// that stores TERMINATED, and completes the waits after unlocking. A wait's
-// handler runs on its associated executor, except when that executor's
-// context is the pool itself: a terminated pool runs nothing posted to it
-// (Asio's rule would drop the handler), so such a handler runs directly on
-// the thread that brought the pool to TERMINATED (a pool thread leaving, or
-// the thread whose shutdown()/shutdown_now()/... finished the pool) — never
-// inside the initiating call. A wait started on a pool that has already
-// terminated is posted: to the handler's executor, or, when that is the
-// pool's own, to the system executor.
+// A wait's handler runs on its associated executor, except when that
+// executor's context is the pool itself and the pool no longer runs work
+// posted to it (from STOP on, Asio's rule would drop the handler): then it
+// runs directly on the thread that brought the pool to TERMINATED (a pool
+// thread leaving, or the thread whose shutdown()/shutdown_now()/... finished
+// the pool), or, when that is not where it completes (a wait started on a
+// terminated pool, a cancellation), on the system executor. Never inside the
+// initiating call.
 #pragma once
 
 #include <boost/asio/append.hpp>
@@ -28,6 +29,7 @@
 #include <boost/asio/system_executor.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -37,39 +39,43 @@ namespace chronopool::detail {
 
 class pool_core;
 
-/// How a termination wait ends.
-enum class termination_completion {
-  terminated,          ///< from the thread that terminated the pool
-  already_terminated,  ///< from the initiating call: the pool had terminated
-  aborted,             ///< its cancellation slot was emitted
-  aborted_stopped,     ///< the same, while the pool is stopped (runs nothing posted)
-  destroy,             ///< the core is destroyed with the wait pending: no call
+/// How a pool wait ends, as the core tells it.
+struct pool_wait_completion {
+  bool destroy = false;                 ///< the core is destroyed with the wait pending: no call
+  bool aborted = false;                 ///< its cancellation slot was emitted
+  bool pool_runs_posted_work = true;    ///< the pool is before STOP
+  bool may_run_here = false;            ///< this is the terminating thread, outside every lock
 };
 
-/// A pending wait for termination: non-virtual, intrusive.
-class termination_wait_op {
+/// A pending wait on the pool: non-virtual, intrusive.
+class pool_wait_op {
  public:
-  using func_type = void (*)(termination_wait_op* op, termination_completion how);
+  using func_type = void (*)(pool_wait_op* op, const pool_wait_completion& how);
 
   /// The cancellation-slot handler's address (null without one).
   const void* cancel_key = nullptr;
+  /// A quiet wait's horizon: work due before it keeps the pool busy.
+  std::chrono::steady_clock::time_point horizon{};
 
  protected:
-  explicit termination_wait_op(func_type f) noexcept : func_(f) {}
-  ~termination_wait_op() = default;
+  explicit pool_wait_op(func_type f) noexcept : func_(f) {}
+  ~pool_wait_op() = default;
 
  private:
   friend class pool_core;
   func_type func_;
-  termination_wait_op* next_ = nullptr;
+  pool_wait_op* next_ = nullptr;
 };
 
-/// Links @p op into @p core's termination waiters; when the pool has
-/// terminated already, completes it (already_terminated) from this call.
-void start_termination_wait(pool_core& core, termination_wait_op* op) noexcept;
-/// Completes the pending termination wait of @p core keyed @p key as
-/// aborted; nothing when there is none (or the core is gone).
-void cancel_termination_wait(const std::weak_ptr<pool_core>& core, const void* key) noexcept;
+/// Which of the core's lists a wait goes to.
+enum class pool_wait_kind { termination, quiet };
+
+/// Links @p op into @p core's list of @p kind; when its condition holds
+/// already, completes it from this call.
+void start_pool_wait(pool_core& core, pool_wait_kind kind, pool_wait_op* op) noexcept;
+/// Completes @p core's pending wait keyed @p key as aborted; nothing when
+/// there is none (or the core is gone).
+void cancel_pool_wait(const std::weak_ptr<pool_core>& core, const void* key) noexcept;
 
 /// The execution context behind @p ex, when it can tell (null otherwise).
 template <class Executor>
@@ -86,32 +92,33 @@ const boost::asio::execution_context* context_behind(const Executor& ex) noexcep
 
 /// The cancellation slot's handler: terminal, partial or total cancellation
 /// aborts the wait (the pool is untouched).
-class termination_wait_cancellation {
+class pool_wait_cancellation {
  public:
-  explicit termination_wait_cancellation(std::weak_ptr<pool_core> core) noexcept : core_(std::move(core)) {}
+  explicit pool_wait_cancellation(std::weak_ptr<pool_core> core) noexcept : core_(std::move(core)) {}
   void operator()(boost::asio::cancellation_type_t type) noexcept {
     using ct = boost::asio::cancellation_type;
-    if ((type & (ct::terminal | ct::partial | ct::total)) != ct::none) cancel_termination_wait(core_, this);
+    if ((type & (ct::terminal | ct::partial | ct::total)) != ct::none) cancel_pool_wait(core_, this);
   }
 
  private:
   std::weak_ptr<pool_core> core_;
 };
 
-/// A termination wait with its handler (the handler's allocator).
+/// A pool wait with its handler (the handler's allocator).
 template <class Handler, class DefaultExecutor>
-class termination_wait_impl final : public termination_wait_op {
+class pool_wait_impl final : public pool_wait_op {
  public:
   using executor_type = boost::asio::associated_executor_t<Handler, DefaultExecutor>;
   using allocator_type = typename std::allocator_traits<
-      boost::asio::associated_allocator_t<Handler>>::template rebind_alloc<termination_wait_impl>;
+      boost::asio::associated_allocator_t<Handler>>::template rebind_alloc<pool_wait_impl>;
 
-  static void start(Handler handler, const std::shared_ptr<pool_core>& core, const DefaultExecutor& pool_ex) {
+  static void start(Handler handler, const std::shared_ptr<pool_core>& core, const DefaultExecutor& pool_ex,
+                    pool_wait_kind kind, std::chrono::steady_clock::time_point horizon) {
     auto slot = boost::asio::get_associated_cancellation_slot(handler);
     const void* key = nullptr;
-    if (slot.is_connected()) key = &slot.template emplace<termination_wait_cancellation>(core);
+    if (slot.is_connected()) key = &slot.template emplace<pool_wait_cancellation>(core);
     allocator_type alloc(boost::asio::get_associated_allocator(handler));
-    termination_wait_impl* op = std::allocator_traits<allocator_type>::allocate(alloc, 1);
+    pool_wait_impl* op = std::allocator_traits<allocator_type>::allocate(alloc, 1);
     try {
       std::allocator_traits<allocator_type>::construct(alloc, op, std::move(handler), pool_ex);
     } catch (...) {
@@ -119,38 +126,37 @@ class termination_wait_impl final : public termination_wait_op {
       throw;
     }
     op->cancel_key = key;
-    start_termination_wait(*core, op);
+    op->horizon = horizon;
+    start_pool_wait(*core, kind, op);
   }
 
-  termination_wait_impl(Handler&& handler, const DefaultExecutor& pool_ex)
-      : termination_wait_op(&do_complete),
+  pool_wait_impl(Handler&& handler, const DefaultExecutor& pool_ex)
+      : pool_wait_op(&do_complete),
         ex_(boost::asio::get_associated_executor(handler, pool_ex)),
         on_pool_(context_behind(ex_) == context_behind(pool_ex)),
         handler_(std::move(handler)) {
-    // Tracked work on the pool itself would hold off the very termination
-    // this waits for: only another executor's work is tracked.
+    // Tracked work on the pool itself would hold off termination, which a
+    // termination wait waits for (and a quiet wait may outlast): only
+    // another executor's work is tracked.
     if (!on_pool_) work_.emplace(ex_);
   }
 
  private:
-  static void do_complete(termination_wait_op* base, termination_completion how) {
-    auto* self = static_cast<termination_wait_impl*>(base);
+  static void do_complete(pool_wait_op* base, const pool_wait_completion& how) {
+    auto* self = static_cast<pool_wait_impl*>(base);
     allocator_type alloc(boost::asio::get_associated_allocator(self->handler_));
-    if (how == termination_completion::destroy) return free(alloc, self);
+    if (how.destroy) return free(alloc, self);
     const bool on_pool = self->on_pool_;
     Handler handler(std::move(self->handler_));
     executor_type ex(std::move(self->ex_));
     std::optional<boost::asio::executor_work_guard<executor_type>> work(std::move(self->work_));
     free(alloc, self);
-    const bool aborted = how == termination_completion::aborted || how == termination_completion::aborted_stopped;
     boost::system::error_code ec;
-    if (aborted) ec = boost::asio::error::operation_aborted;
-    if (!on_pool) {
+    if (how.aborted) ec = boost::asio::error::operation_aborted;
+    if (!on_pool || how.pool_runs_posted_work) {
       boost::asio::post(ex, boost::asio::append(std::move(handler), ec));
-    } else if (how == termination_completion::terminated) {
+    } else if (how.may_run_here) {
       std::move(handler)(ec);  // nothing of the pool's will ever run it: here, outside any lock
-    } else if (how == termination_completion::aborted) {
-      boost::asio::post(ex, boost::asio::append(std::move(handler), ec));  // the pool still runs posted work
     } else {
       // The pool runs nothing posted any more: the system executor does. The
       // lambda hides the handler's executor, which post() would otherwise
@@ -159,7 +165,7 @@ class termination_wait_impl final : public termination_wait_op {
     }
   }
 
-  static void free(allocator_type& alloc, termination_wait_impl* self) noexcept {
+  static void free(allocator_type& alloc, pool_wait_impl* self) noexcept {
     std::allocator_traits<allocator_type>::destroy(alloc, self);
     std::allocator_traits<allocator_type>::deallocate(alloc, self, 1);
   }
@@ -170,27 +176,32 @@ class termination_wait_impl final : public termination_wait_op {
   Handler handler_;
 };
 
-/// async_initiate's initiation for both operations: the pool's core and
-/// executor by value (a deferred operation runs it later) and whether to
-/// shut the pool down first (async_join).
+/// async_initiate's initiation for the pool's waits: the pool's core and
+/// executor by value (a deferred operation runs it later), which list, the
+/// horizon of a quiet wait, and whether to shut the pool down first
+/// (async_join).
 template <class PoolExecutor>
-class initiate_termination_wait {
+class initiate_pool_wait {
  public:
   using executor_type = PoolExecutor;
-  initiate_termination_wait(std::shared_ptr<pool_core> core, PoolExecutor ex, void (*shutdown)(pool_core&))
-      : core_(std::move(core)), ex_(std::move(ex)), shutdown_(shutdown) {}
+  initiate_pool_wait(std::shared_ptr<pool_core> core, PoolExecutor ex, pool_wait_kind kind,
+                     std::chrono::steady_clock::time_point horizon, void (*before)(pool_core&))
+      : core_(std::move(core)), ex_(std::move(ex)), kind_(kind), horizon_(horizon), before_(before) {}
   executor_type get_executor() const noexcept { return ex_; }
 
   template <class Handler>
   void operator()(Handler&& handler) const {
-    if (shutdown_ != nullptr) shutdown_(*core_);
-    termination_wait_impl<std::decay_t<Handler>, PoolExecutor>::start(std::forward<Handler>(handler), core_, ex_);
+    if (before_ != nullptr) before_(*core_);
+    pool_wait_impl<std::decay_t<Handler>, PoolExecutor>::start(std::forward<Handler>(handler), core_, ex_, kind_,
+                                                               horizon_);
   }
 
  private:
   std::shared_ptr<pool_core> core_;
   PoolExecutor ex_;
-  void (*shutdown_)(pool_core&);
+  pool_wait_kind kind_;
+  std::chrono::steady_clock::time_point horizon_;
+  void (*before_)(pool_core&);
 };
 
 /// pool_core::shutdown(), callable where pool_core is incomplete.
