@@ -192,7 +192,10 @@ class scheduled_future : public scheduled_future_base {
   /// outstanding work tracked on it while pending, and never inside this
   /// call: a wait on a task that is done already is posted. No thread blocks
   /// while it waits. The wait's memory comes from the handler's associated
-  /// allocator and is freed before the handler runs.
+  /// allocator and is freed before the handler runs. When that executor no
+  /// longer runs work (its context stopped, e.g. a pool after
+  /// shutdown_now()), the handler is destroyed without being called, as Asio
+  /// does with work posted to a stopped context.
   template <boost::asio::completion_token_for<void(std::exception_ptr, T)> CompletionToken>
   auto async_wait(CompletionToken&& token) const {
     return detail::async_wait_on<T>(task_, std::forward<CompletionToken>(token));
@@ -244,7 +247,10 @@ class scheduled_future<void> : public scheduled_future_base {
   /// outstanding work tracked on it while pending, and never inside this
   /// call: a wait on a task that is done already is posted. No thread blocks
   /// while it waits. The wait's memory comes from the handler's associated
-  /// allocator and is freed before the handler runs.
+  /// allocator and is freed before the handler runs. When that executor no
+  /// longer runs work (its context stopped, e.g. a pool after
+  /// shutdown_now()), the handler is destroyed without being called, as Asio
+  /// does with work posted to a stopped context.
   template <boost::asio::completion_token_for<void(std::exception_ptr)> CompletionToken>
   auto async_wait(CompletionToken&& token) const {
     return detail::async_wait_on<void>(task_, std::forward<CompletionToken>(token));
