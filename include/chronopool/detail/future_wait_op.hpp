@@ -39,6 +39,7 @@
 #include <exception>
 #include <future>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -66,7 +67,7 @@ inline std::exception_ptr wait_aborted_error() {
 /// task's exception, task_cancelled, or future_already_retrieved when the
 /// value was taken before.
 template <class T, class Value>
-std::exception_ptr outcome_of(task_base& t, Value& value) noexcept {
+std::exception_ptr outcome_of(task_base& t, std::optional<Value>& value) noexcept {
   try {
     switch (t.status()) {
       case task_status::failed: return t.error();
@@ -76,9 +77,9 @@ std::exception_ptr outcome_of(task_base& t, Value& value) noexcept {
     if constexpr (!std::is_void_v<T>) {
       auto& storage = static_cast<task_with_result<T>&>(t);
       if constexpr (std::is_copy_constructible_v<T>) {
-        value = storage.result();
+        value.emplace(storage.result());
       } else {
-        value = storage.take();
+        value.emplace(storage.take());
       }
     }
     return {};
@@ -152,7 +153,7 @@ class future_wait_op final : public async_wait_op {
       free(alloc, self);
       return;
     }
-    value_type value{};
+    std::optional<value_type> value;
     std::exception_ptr error = aborted ? wait_aborted_error() : outcome_of<T>(*owner, value);
     // Free the wait before the handler can run, so that a handler starting
     // the next wait may reuse its memory.
@@ -163,8 +164,9 @@ class future_wait_op final : public async_wait_op {
     if constexpr (std::is_void_v<T>) {
       boost::asio::post(work.get_executor(), boost::asio::append(std::move(handler), std::move(error)));
     } else {
-      boost::asio::post(work.get_executor(),
-                        boost::asio::append(std::move(handler), std::move(error), std::move(value)));
+      // With an exception, a value-initialised T goes along, as co_spawn's does.
+      boost::asio::post(work.get_executor(), boost::asio::append(std::move(handler), std::move(error),
+                                                                 value ? std::move(*value) : value_type{}));
     }
   }
 
