@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -346,6 +347,20 @@ BOOST_AUTO_TEST_CASE(a_move_only_result_is_moved_to_the_first_waiter_only) {
   BOOST_TEST(*first == 11);
   BOOST_TEST(holds<std::future_error>(second));
   BOOST_CHECK_THROW(f.get(), std::future_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_copyable_but_not_assignable_result_is_handed_over) {
+  struct fixed {
+    const int v = 0;  // copyable, not assignable
+  };
+  static_assert(!std::is_copy_assignable_v<fixed>);
+  scheduled_thread_pool pool(1);
+  asio::io_context io;
+  auto f = pool.submit([] { return fixed{5}; });
+  int got = 0;
+  f.async_wait(asio::bind_executor(io, [&](std::exception_ptr, fixed v) { got = v.v; }));
+  io.run_for(wait_limit);
+  BOOST_TEST(got == 5);
 }
 
 BOOST_AUTO_TEST_CASE(a_pending_wait_keeps_its_executor_busy_and_its_task_alive) {
