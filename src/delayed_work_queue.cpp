@@ -219,11 +219,20 @@ delayed_work_queue::wait_result delayed_work_queue::take_locked() {
   absorb_posted_locked();
   // A posted function on its turn (or with no task queued at all) needs no
   // clock reading.
-  if (function_first()) return {{}, wait_status::function, functions_.pop_front()};
+  if (function_first()) {
+    ++taken_;
+    return {{}, wait_status::function, functions_.pop_front()};
+  }
   if (count() == 0) return {{}, wait_status::timeout};
-  if (task_base* t = take_due(clock::now())) return {task_ptr(t, task_ptr::adopt), wait_status::task};
+  if (task_base* t = take_due(clock::now())) {
+    ++taken_;
+    return {task_ptr(t, task_ptr::adopt), wait_status::task};
+  }
   // No task is due: a posted function goes now, whoever's turn it was.
-  if (!functions_.empty()) return {{}, wait_status::function, functions_.pop_front()};
+  if (!functions_.empty()) {
+    ++taken_;
+    return {{}, wait_status::function, functions_.pop_front()};
+  }
   return {{}, wait_status::timeout};
 }
 
@@ -566,6 +575,23 @@ std::optional<time_point> delayed_work_queue::head_deadline() const {
     if (!head || ready_head < *head) head = ready_head;
   }
   return head;
+}
+
+delayed_work_queue::activity delayed_work_queue::current_activity() const {
+  std::lock_guard lock(mutex_);
+  absorb_posted_locked();
+  activity a;
+  a.taken = taken_;
+  if (!functions_.empty()) {
+    a.earliest = time_point::min();
+    return a;
+  }
+  a.earliest = index_.first_deadline();
+  if (!ready_.empty()) {
+    const time_point ready_head(duration(ready_.front().deadline));
+    if (!a.earliest || ready_head < *a.earliest) a.earliest = ready_head;
+  }
+  return a;
 }
 
 std::optional<time_point> delayed_work_queue::wake_deadline() const {

@@ -95,7 +95,17 @@ pool_core::pool_core(scheduled_thread_pool_options options)
 }
 
 pool_core::~pool_core() {
-  // close() has joined or detached every thread; the list holds no joinable one.
+  // close() has joined or detached every thread; the list holds no joinable
+  // one. Termination completed every termination wait; any left (a core
+  // never closed) is destroyed without a call.
+  pool_wait_completion destroy;
+  destroy.destroy = true;
+  for (pool_wait_op* list : {termination_waiters_, quiet_waiters_}) {
+    while (pool_wait_op* op = list) {
+      list = op->next_;
+      op->func_(op, destroy);
+    }
+  }
 }
 
 // ---- submission -------------------------------------------------------------
@@ -328,6 +338,9 @@ void pool_core::run_worker(worker& w) {
     } else {
       break;
     }
+    // After the item's last effect (a periodic task's re-queueing
+    // included): a quiet check that sees the count sees those effects.
+    w.finished.store(w.finished.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   if (options_.on_thread_stop) {
     try {
@@ -356,24 +369,34 @@ delayed_work_queue::wait_result pool_core::get_work() {
   bool timed_out = false;
   for (;;) {
     time_point limit = time_point::max();
+    pool_wait_op* quiet_now = nullptr;
+    bool retire = false;
     {
       std::lock_guard lock(mutex_);
+      // Nothing due for this thread: if it was the last one busy, the pool
+      // may just have become quiet. Only here, off the busy path.
+      if (quiet_watched_.load(std::memory_order_relaxed)) collect_quiet_locked(quiet_now);
       const run_state s = state_.load();
       const std::size_t live = live_.load();
       const bool timed = allow_core_timeout_.load() || live > core_size_.load();
-      const bool retire = s >= run_state::stop || (s == run_state::shutdown && queue_.empty()) ||
-                          (timed && timed_out && (live > 1 || queue_.empty()));
+      retire = s >= run_state::stop || (s == run_state::shutdown && queue_.empty()) ||
+               (timed && timed_out && (live > 1 || queue_.empty()));
       if (retire) {
         live_.store(live - 1);
         ++exiting_;  // termination waits until this thread's exit hooks are done
-        return {};
-      }
-      // A timed thread waits keep_alive for work, except the last one while
-      // work is queued: it must stay for that work, and polling every
-      // keep_alive until a far deadline would be a slow spin.
-      if (timed && !(live == 1 && !queue_.empty()))
+      } else if (timed && !(live == 1 && !queue_.empty())) {
+        // A timed thread waits keep_alive for work, except the last one while
+        // work is queued: it must stay for that work, and polling every
+        // keep_alive until a far deadline would be a slow spin.
         limit = deadline_after(clock::now(), options_.keep_alive);
+      }
     }
+    if (quiet_now != nullptr) {
+      pool_wait_completion how;
+      how.pool_runs_posted_work = state_.load() < run_state::stop;
+      complete_pool_waits(quiet_now, how);
+    }
+    if (retire) return {};
     auto r = queue_.wait_for_task(limit);
     switch (r.status) {
       case delayed_work_queue::wait_status::task:
@@ -451,6 +474,7 @@ void pool_core::reap_threads(bool all) {
     std::lock_guard lock(mutex_);
     for (auto it = workers_.begin(); it != workers_.end();) {
       if (all || it->exited) {
+        retired_finished_ += it->finished.load(std::memory_order_acquire);
         done.push_back(std::move(it->thread));
         it = workers_.erase(it);
       } else {
@@ -481,6 +505,7 @@ void pool_core::shutdown() {
   });
   for (auto& t : dropped) t->cancel(false);
   queue_.set_mode(delayed_work_queue::mode::draining);
+  poke_quiet_waiters();
   try_terminate();
 }
 
@@ -524,6 +549,7 @@ std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
       never_started.push_back(std::move(t));
     }
   }
+  poke_quiet_waiters();
   try_terminate();
   return never_started;
 }
@@ -547,11 +573,24 @@ void pool_core::try_terminate() {
       report_untied_error(std::current_exception(), "the terminated hook");
     }
   }
+  pool_wait_op* terminated_waits = nullptr;
+  pool_wait_op* quiet_waits = nullptr;
   {
     std::lock_guard lock(mutex_);
     state_.store(run_state::terminated);
+    terminated_waits = std::exchange(termination_waiters_, nullptr);
+    quiet_waits = std::exchange(quiet_waiters_, nullptr);  // a terminated pool is quiet
+    update_quiet_watched_locked();
+    quiet_cv_.notify_all();
   }
   termination_cv_.notify_all();
+  // Lock, collect, unlock, complete. This thread terminated the pool, which
+  // runs nothing posted from now on: a handler of its own runs here.
+  pool_wait_completion how;
+  how.pool_runs_posted_work = false;
+  how.may_run_here = true;
+  complete_pool_waits(terminated_waits, how);
+  complete_pool_waits(quiet_waits, how);
 }
 
 bool pool_core::wait_for_termination_until(time_point limit) {
@@ -599,18 +638,21 @@ void pool_core::close() {
 bool pool_core::remove(task_base& t) {
   if (!queue_.remove(t)) return false;
   t.cancel(false);
+  poke_quiet_waiters();
   try_terminate();
   return true;
 }
 
 std::size_t pool_core::purge() {
   const auto dropped = queue_.remove_if([](const task_base& t) { return t.cancelled(); });
+  poke_quiet_waiters();
   try_terminate();
   return dropped.size();
 }
 
 void pool_core::on_cancelled(task_base& t) noexcept {
   if (!remove_on_cancel.load() || !queue_.remove(t)) return;
+  poke_quiet_waiters();
   if (state_.load() != run_state::running) {
     try_terminate();
   } else if (queue_.empty() && (allow_core_timeout_.load() || live_.load() > core_size_.load())) {

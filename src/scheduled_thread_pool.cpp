@@ -4,6 +4,8 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -73,6 +75,13 @@ bool scheduled_thread_pool::wait_for_termination_until(time_point limit) {
 }
 
 void scheduled_thread_pool::join() { core_->join(); }
+
+bool scheduled_thread_pool::wait_until_quiet_steady(time_point horizon, duration timeout) {
+  if (timeout <= duration::zero())
+    throw std::invalid_argument(
+        fmt::format("chronopool: wait_until_quiet: timeout must be positive, got {} ns", timeout.count()));
+  return core_->wait_until_quiet(horizon, detail::deadline_after(clock::now(), timeout));
+}
 
 bool scheduled_thread_pool::remove(const scheduled_future_base& handle) {
   return handle.task_ && handle.task_->owner() == core_.get() && core_->remove(*handle.task_);

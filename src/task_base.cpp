@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <utility>
 
 namespace chronopool::detail {
 namespace {
@@ -121,11 +122,73 @@ bool task_base::cancel(bool may_interrupt) noexcept {
   return true;
 }
 
-void task_base::notify_waiters() const noexcept {
+void task_base::destroy_async_waiters() noexcept {
+  for (async_wait_op* op = std::exchange(async_waiters_, nullptr); op != nullptr;) {
+    async_wait_op* next = op->next_;
+    op->func_(nullptr, op, false);
+    op = next;
+  }
+}
+
+void task_base::notify_waiters() noexcept {
   if (!has_waiters_.load()) return;
   auto& s = stripe_for(this);
-  { std::lock_guard lock(s.mutex); }  // a waiter is either before its check or inside wait()
+  async_wait_op* ops = nullptr;
+  {
+    // A blocking waiter is either before its check or inside wait(); an
+    // async one is either linked or has seen the task done.
+    std::lock_guard lock(s.mutex);
+    ops = std::exchange(async_waiters_, nullptr);
+  }
   s.cv.notify_all();
+  // Lock, collect, unlock, complete: oldest first (the list is newest first).
+  async_wait_op* oldest_first = nullptr;
+  while (ops != nullptr) {
+    async_wait_op* next = ops->next_;
+    ops->next_ = oldest_first;
+    oldest_first = ops;
+    ops = next;
+  }
+  while (oldest_first != nullptr) {
+    async_wait_op* op = oldest_first;
+    oldest_first = op->next_;
+    op->next_ = nullptr;
+    op->func_(this, op, false);
+  }
+}
+
+void task_base::start_async_wait(async_wait_op* op) noexcept {
+  {
+    auto& s = stripe_for(this);
+    std::lock_guard lock(s.mutex);
+    // The same store-then-check as wait_until(): complete() changes the
+    // status before it reads has_waiters_, so either it sees this waiter
+    // and takes the list under the lock, or this check sees the task done.
+    has_waiters_.store(true);
+    if (!done()) {
+      op->next_ = async_waiters_;
+      async_waiters_ = op;
+      return;
+    }
+  }
+  op->func_(this, op, false);
+}
+
+void task_base::cancel_async_wait(const void* key) noexcept {
+  async_wait_op* found = nullptr;
+  {
+    auto& s = stripe_for(this);
+    std::lock_guard lock(s.mutex);
+    for (async_wait_op** link = &async_waiters_; *link != nullptr; link = &(*link)->next_) {
+      if ((*link)->cancel_key == key) {
+        found = *link;
+        *link = found->next_;
+        found->next_ = nullptr;
+        break;
+      }
+    }
+  }
+  if (found != nullptr) found->func_(this, found, true);
 }
 
 bool task_base::wait_until(time_point limit) const {

@@ -1,15 +1,20 @@
 // The handle to a scheduled task: Java's ScheduledFuture, C++-style.
 #pragma once
 
+#include <chronopool/detail/future_wait_op.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_impl.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/errors.hpp>
 #include <chronopool/task_view.hpp>
 
+#include <boost/asio/async_result.hpp>
+
 #include <chrono>
+#include <exception>
 #include <future>
 #include <type_traits>
+#include <utility>
 
 namespace chronopool {
 
@@ -106,21 +111,103 @@ class scheduled_future_base {
 /// Handle to a task producing T. get() blocks until the task is done and
 /// returns its value, rethrows its exception, or throws task_cancelled.
 /// Periodic tasks have T = void and are done only when cancelled or failed.
+///
+/// The value lives in the task, shared by every handle. It can be moved out
+/// once, by take() or by get() on an rvalue handle; from then on every
+/// get(), take() or async_wait() through any handle of the task throws (or
+/// delivers) std::future_error(future_already_retrieved), never a moved-from
+/// value.
 template <class T>
 class scheduled_future : public scheduled_future_base {
  public:
   using value_type = T;
   scheduled_future() noexcept = default;
 
-  /// The result, valid while any handle to the task exists.
-  const T& get() const {
+  /// Blocks until done; a reference to the result stored in the task.
+  ///
+  /// The reference stays valid while any handle to the task exists (this
+  /// one or a copy) and the value has not been taken. Binding it from a
+  /// temporary handle is therefore safe only through the rvalue overload
+  /// below, which returns the value: `const auto& v = pool.submit(f).get();`
+  /// extends the returned value's life, not the task's.
+  ///
+  /// Throws the task's exception, task_cancelled, std::future_error
+  /// (future_already_retrieved) after a take, or (no_state) for an invalid
+  /// handle.
+  const T& get() const& {
     wait_and_check();
-    return static_cast<const detail::task_with_result<T>&>(*task_).result();
+    return result_storage().result();
+  }
+
+  /// Blocks until done and returns the result by value: moved out of the
+  /// task when this is the task's last handle or T cannot be copied
+  /// (a move-only result is thereby retrieved, see take()), otherwise
+  /// copied, so that other handles still see it.
+  T get() && {
+    wait_and_check();
+    return result_storage().release_or_copy();
+  }
+
+  /// Blocks until done and moves the result out of the task, once: a later
+  /// get(), take() or async_wait() through any handle throws (delivers)
+  /// std::future_error(future_already_retrieved). Of several handles taking
+  /// concurrently exactly one gets the value. A take must not race with a
+  /// get() reading the value through another handle (a data race on T).
+  T take() {
+    wait_and_check();
+    return result_storage().take();
+  }
+
+  /// Waits asynchronously for the task to be done: Java's get() for
+  /// coroutines and callbacks. `T v = co_await f.async_wait(use_awaitable);`
+  /// returns the value or rethrows the task's exception. Any completion
+  /// token works: a callback, use_future, deferred, use_awaitable.
+  ///
+  /// @par Completion Signature
+  /// @code void(std::exception_ptr, T) @endcode
+  /// As co_spawn's: null and the value when the task succeeded; the task's
+  /// exception, task_cancelled, or operation_aborted (see below) and a
+  /// value-initialised T otherwise (T must be default-constructible). The
+  /// value is a copy of the result when T is copy-constructible; a move-only
+  /// T is moved out of the task (as by take()), so that a second wait, get()
+  /// or take() through any handle receives
+  /// std::future_error(future_already_retrieved) as its exception.
+  ///
+  /// Throws std::future_error(no_state) from this call for a handle to no
+  /// task (nothing is initiated then).
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation cancel the wait, not the task:
+  /// the wait completes with an exception_ptr holding
+  /// boost::system::system_error(boost::asio::error::operation_aborted), and
+  /// the task runs on as if nobody had waited. This makes
+  /// `co_await (f.async_wait(use_awaitable) || timer.async_wait(use_awaitable))`
+  /// a wait with a timeout. Cancelling the task (cancel()) completes the wait
+  /// with task_cancelled instead.
+  ///
+  /// @par Thread Safety
+  /// Any number of waits, on any handles of the task, may be started and
+  /// cancelled from any threads. The wait completes on the handler's
+  /// associated executor (the system executor when it has none), with
+  /// outstanding work tracked on it while pending, and never inside this
+  /// call: a wait on a task that is done already is posted. No thread blocks
+  /// while it waits. The wait's memory comes from the handler's associated
+  /// allocator and is freed before the handler runs. When that executor no
+  /// longer runs work (its context stopped, e.g. a pool after
+  /// shutdown_now()), the handler is destroyed without being called, as Asio
+  /// does with work posted to a stopped context.
+  template <boost::asio::completion_token_for<void(std::exception_ptr, T)> CompletionToken>
+  auto async_wait(CompletionToken&& token) const {
+    return detail::async_wait_on<T>(task_, std::forward<CompletionToken>(token));
   }
 
  private:
   friend class scheduled_thread_pool;
   explicit scheduled_future(detail::task_ptr t) noexcept : scheduled_future_base(std::move(t)) {}
+
+  detail::task_with_result<T>& result_storage() const noexcept {
+    return static_cast<detail::task_with_result<T>&>(*task_);
+  }
 };
 
 template <>
@@ -130,6 +217,44 @@ class scheduled_future<void> : public scheduled_future_base {
   scheduled_future() noexcept = default;
 
   void get() const { wait_and_check(); }
+
+  /// Waits asynchronously for the task to be done: `co_await
+  /// f.async_wait(use_awaitable);` returns when it succeeded and rethrows
+  /// its exception (task_cancelled when cancelled) otherwise. A periodic
+  /// task is done only when it is cancelled or stopped by an error.
+  ///
+  /// @par Completion Signature
+  /// @code void(std::exception_ptr) @endcode
+  /// As co_spawn's: null when the task succeeded; the task's exception,
+  /// task_cancelled, or operation_aborted (see below) otherwise.
+  ///
+  /// Throws std::future_error(no_state) from this call for a handle to no
+  /// task (nothing is initiated then).
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation cancel the wait, not the task:
+  /// the wait completes with an exception_ptr holding
+  /// boost::system::system_error(boost::asio::error::operation_aborted), and
+  /// the task runs on as if nobody had waited. This makes
+  /// `co_await (f.async_wait(use_awaitable) || timer.async_wait(use_awaitable))`
+  /// a wait with a timeout. Cancelling the task (cancel()) completes the wait
+  /// with task_cancelled instead.
+  ///
+  /// @par Thread Safety
+  /// Any number of waits, on any handles of the task, may be started and
+  /// cancelled from any threads. The wait completes on the handler's
+  /// associated executor (the system executor when it has none), with
+  /// outstanding work tracked on it while pending, and never inside this
+  /// call: a wait on a task that is done already is posted. No thread blocks
+  /// while it waits. The wait's memory comes from the handler's associated
+  /// allocator and is freed before the handler runs. When that executor no
+  /// longer runs work (its context stopped, e.g. a pool after
+  /// shutdown_now()), the handler is destroyed without being called, as Asio
+  /// does with work posted to a stopped context.
+  template <boost::asio::completion_token_for<void(std::exception_ptr)> CompletionToken>
+  auto async_wait(CompletionToken&& token) const {
+    return detail::async_wait_on<void>(task_, std::forward<CompletionToken>(token));
+  }
 
  private:
   friend class scheduled_thread_pool;

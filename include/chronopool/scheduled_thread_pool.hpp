@@ -5,6 +5,7 @@
 #include <chronopool/detail/queued_function.hpp>
 #include <chronopool/detail/saturating_time.hpp>
 #include <chronopool/detail/task_impl.hpp>
+#include <chronopool/detail/pool_wait_op.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic_options.hpp>
 #include <chronopool/pool_options.hpp>
@@ -12,11 +13,14 @@
 #include <chronopool/run_state.hpp>
 #include <chronopool/scheduled_future.hpp>
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace chronopool {
@@ -146,6 +150,99 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// asio::thread_pool::join() does).
   void join();
 
+  /// Waits asynchronously until the pool has terminated; does not shut it
+  /// down (see async_join()).
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  /// Success once the pool is TERMINATED; operation_aborted when the wait was
+  /// cancelled.
+  ///
+  /// @par Where the Handler Runs
+  /// On the handler's associated executor (this pool's executor when it has
+  /// none), never inside the initiating call. A terminated pool runs nothing
+  /// posted to it, so a handler whose executor belongs to this pool (its
+  /// executor, a strand on it) runs directly on the thread that brought the
+  /// pool to TERMINATED: a pool thread leaving, or the thread whose call
+  /// (shutdown(), shutdown_now(), the destructor, ...) finished it; when the
+  /// pool had terminated before the wait started, such a handler is posted
+  /// to the system executor. Work is tracked on any other executor while the
+  /// wait is pending; on this pool's it is not (it would hold off the
+  /// termination waited for). A coroutine running on this pool holds the
+  /// pool's work itself (co_spawn's), so it cannot await the pool's own
+  /// termination short of shutdown_now().
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation complete the wait with
+  /// operation_aborted; the pool is untouched.
+  ///
+  /// @par Thread Safety
+  /// May be called from any thread, the pool's own included (it never blocks).
+  template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  auto async_wait_for_termination(CompletionToken&& token);
+
+  /// The asynchronous join(): shutdown() when the operation is initiated
+  /// (for a deferred token: when it is launched), then waits as
+  /// async_wait_for_termination() does. Cancelling it cancels the wait, not
+  /// the shutdown. Unlike join(), it may be called from a pool thread; it
+  /// does not join the threads (the destructor does).
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  auto async_join(CompletionToken&& token);
+
+  // ---- quiescence -----------------------------------------------------------------
+  // The pool is *quiet before* a horizon when no task or posted function is
+  // running on its threads and nothing is queued with a deadline before the
+  // horizon: no task (one-shot or periodic), no function posted through the
+  // executor (due at once), no timer wake-up of a timer on this pool. Work
+  // due at or after the horizon (a periodic task's next run, a far delayed
+  // task) does not count. A running task that queues due work keeps the pool
+  // busy: the check sees the new work before the run counts as finished. A
+  // cancelled task still queued (remove_on_cancel off) counts until it is
+  // purged or its deadline comes. The pool is not shut down; it may become
+  // busy again at once, through new submissions. Useful for tests and
+  // graceful drains.
+
+  /// Blocks until the pool is quiet before @p horizon (see above) or until
+  /// @p timeout passes; true when it was quiet. @p timeout must be positive
+  /// (std::invalid_argument otherwise). From one of the pool's own threads
+  /// it throws std::system_error(resource_deadlock_would_occur): that thread
+  /// keeps the pool busy. Time points of other clocks are converted once.
+  template <class Clock, class Duration, class Rep, class Period>
+  bool wait_until_quiet(std::chrono::time_point<Clock, Duration> horizon, std::chrono::duration<Rep, Period> timeout) {
+    return wait_until_quiet_steady(to_steady(horizon, "horizon"), detail::saturating_duration(timeout, "timeout"));
+  }
+
+  /// Waits asynchronously until the pool is quiet before @p horizon (see
+  /// above).
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  /// Success once quiet (at once, through the handler's executor, when it is
+  /// already; also once the pool has terminated); operation_aborted when the
+  /// wait was cancelled.
+  ///
+  /// @par Where the Handler Runs
+  /// As for async_wait_for_termination(): on the handler's associated
+  /// executor (this pool's when it has none), never inside the initiating
+  /// call. Completed from a pool thread that just went idle, or from the
+  /// call that removed the last queued work before the horizon. A handler on
+  /// this pool's executor runs as posted work there (making it busy again
+  /// for its run); once the pool is stopped, on the terminating thread or the
+  /// system executor.
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation complete it with
+  /// operation_aborted.
+  ///
+  /// @par Thread Safety
+  /// May be called from any thread, the pool's own included (it never blocks).
+  template <class Clock, class Duration,
+            boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  auto async_wait_quiet(std::chrono::time_point<Clock, Duration> horizon, CompletionToken&& token);
+
   // ---- queue control ------------------------------------------------------------
 
   /// Takes a queued task out of the queue and cancels its future. True if it
@@ -208,6 +305,15 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// Assigns a sequence number and queues @p t, applying the rejection policy.
   void enqueue(const detail::task_ptr& t, const char* where);
   bool wait_for_termination_until(time_point limit);
+  bool wait_until_quiet_steady(time_point horizon, duration timeout);
+  template <class Clock, class Duration>
+  static time_point to_steady(std::chrono::time_point<Clock, Duration> t, const char* what) {
+    if constexpr (std::is_same_v<Clock, clock>) {
+      return time_point(detail::saturating_duration(t.time_since_epoch(), what));
+    } else {
+      return detail::steady_deadline_of(t, what);
+    }
+  }
 
   template <class F>
   detail::task_ptr make_one_shot(F&& f, time_point deadline, const char* where);

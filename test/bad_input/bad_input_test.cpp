@@ -12,6 +12,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -21,6 +22,7 @@
 #include <functional>
 #include <future>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -251,6 +253,22 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"wait_for_termination", "1 s, called from one of the pool's threads", expect::deadlock,
        {"waiting for termination", "pool's own threads"},
        [&] { on_pool_thread(pool, [&] { pool.wait_for_termination(1s); }); }},
+      {"wait_until_quiet", "called from one of the pool's threads", expect::deadlock,
+       {"wait_until_quiet", "pool's own threads"},
+       [&] { on_pool_thread(pool, [&] { pool.wait_until_quiet(steady::now() + 1h, 1s); }); }},
+      {"wait_until_quiet", "timeout = 0", ia, {"wait_until_quiet", "timeout", "0 ns"},
+       [&] { pool.wait_until_quiet(steady::now() + 1h, 0s); }},
+      {"wait_until_quiet", "timeout = -1 s", ia, {"wait_until_quiet", "timeout", "-1000000000 ns"},
+       [&] { pool.wait_until_quiet(steady::now() + 1h, -1s); }},
+      {"wait_until_quiet", "timeout = NaN", ia, {"timeout", "NaN"},
+       [&] { pool.wait_until_quiet(steady::now() + 1h, dsec(not_a_number)); }},
+      {"wait_until_quiet", "horizon NaN s after the epoch", ia, {"horizon", "NaN"},
+       [&] { pool.wait_until_quiet(std::chrono::time_point<steady, dsec>(dsec(not_a_number)), 1s); }},
+      {"async_wait_quiet", "horizon NaN s after the epoch", ia, {"horizon", "NaN"},
+       [&] {
+         pool.async_wait_quiet(std::chrono::time_point<steady, dsec>(dsec(not_a_number)),
+                               [](boost::system::error_code) {});
+       }},
       {"use_pool", "after a timer of the context exists", expect::logic_error, {"use_pool"},
        [&] {
          asio::io_context other;
@@ -259,6 +277,14 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        }},
       {"scheduled_future::get", "a handle to no task", expect::no_state, {},
        [&] { chronopool::scheduled_future<int>().get(); }},
+      {"scheduled_future::take", "a handle to no task", expect::no_state, {},
+       [&] { chronopool::scheduled_future<std::unique_ptr<int>>().take(); }},
+      {"scheduled_future::get() &&", "a handle to no task", expect::no_state, {},
+       [&] { (void)chronopool::scheduled_future<int>().get(); }},
+      {"scheduled_future::async_wait", "a handle to no task (thrown by the initiating call)", expect::no_state, {},
+       [&] { chronopool::scheduled_future<int>().async_wait([](std::exception_ptr, int) {}); }},
+      {"scheduled_future<void>::async_wait", "a handle to no task, deferred", expect::no_state, {},
+       [&] { (void)chronopool::scheduled_future<void>().async_wait(asio::deferred); }},
       {"scheduled_future::delay", "a handle to no task", expect::no_state, {},
        [&] { (void)chronopool::scheduled_future<void>().delay(); }},
   };

@@ -174,6 +174,15 @@ class delayed_work_queue {
   task_ptr pop_head();
 
   std::size_t size() const;
+  /// What a quiescence check needs, read under one lock: how many items
+  /// takers have taken so far (try_take(), wait_for_task()), and the
+  /// earliest deadline queued (time_point::min() for a posted function;
+  /// none when nothing is queued).
+  struct activity {
+    std::uint64_t taken = 0;
+    std::optional<time_point> earliest;
+  };
+  activity current_activity() const;
   /// Diagnostics: the bytes the index holds in buffers (deadline_index::reserved_bytes).
   std::size_t index_bytes() const;
   bool empty() const { return size() == 0; }
@@ -282,6 +291,7 @@ class delayed_work_queue {
   std::condition_variable available_;
   deadline_index index_;
   std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
+  std::uint64_t taken_ = 0;         // items handed to takers by take_locked(), ever
   std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
   std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
   mutable function_list functions_;  // the function lane (absorb_posted_locked fills it from size() too)

@@ -10,6 +10,7 @@
 #include <chronopool/detail/lateness_recorder.hpp>
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/detail/pool_wait_op.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_stats.hpp>
 #include <chronopool/run_state.hpp>
@@ -21,6 +22,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -66,6 +68,15 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   bool wait_for_termination_until(time_point limit);
   /// shutdown(), then wait for termination and join the threads.
   void join();
+  /// Links @p op to complete when the pool terminates or (quiet) is quiet
+  /// before op->horizon (see detail/pool_wait_op.hpp); completes it from
+  /// this call when that holds already.
+  void start_pool_wait(pool_wait_kind kind, pool_wait_op* op) noexcept;
+  /// Completes the pending wait keyed @p key as aborted.
+  void cancel_pool_wait(const void* key) noexcept;
+  /// Blocks until the pool is quiet before @p horizon (nothing running,
+  /// nothing queued due before it) or until @p limit; true when quiet.
+  bool wait_until_quiet(time_point horizon, time_point limit);
 
   bool remove(task_base& t);
   std::size_t purge();
@@ -104,7 +115,32 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
     bool exited = false;         // guarded by mutex_; set as the thread leaves
     std::mutex current_mutex;    // guards current
     task_base* current = nullptr;  // the task being run, for shutdown_now's stop requests
+    // Items this thread took from the queue and finished (run, skipped,
+    // re-queued). Written by this thread alone, a store and no
+    // read-modify-write; read by quiet checks.
+    std::atomic<std::uint64_t> finished{0};
   };
+
+  /// Whether the pool is quiet: nothing taken from the queue is still being
+  /// run (every item takers took is finished) and the earliest queued
+  /// deadline, if any.
+  struct quiet_snapshot {
+    bool idle = false;
+    std::optional<time_point> earliest;
+    bool quiet_before(time_point horizon) const noexcept { return idle && (!earliest || *earliest >= horizon); }
+  };
+  /// mutex_ held.
+  quiet_snapshot snapshot_locked() const;
+  /// mutex_ held: wakes the blocking quiet waiters when the pool is idle and
+  /// moves the async quiet waits whose horizon is met to @p ready.
+  void collect_quiet_locked(pool_wait_op*& ready);
+  /// Re-checks the quiet waiters (if any) after queued work was removed.
+  void poke_quiet_waiters() noexcept;
+  /// Completes @p list (newest first) oldest first.
+  static void complete_pool_waits(pool_wait_op* list, const pool_wait_completion& how) noexcept;
+  void update_quiet_watched_locked() noexcept {
+    quiet_watched_.store(quiet_waiters_ != nullptr || quiet_sync_waiters_ != 0, std::memory_order_relaxed);
+  }
 
   /// shutdown_now()'s work. Timer waits complete with operation_aborted when
   /// @p complete_waits, else (the pool is being destroyed) are discarded.
@@ -148,6 +184,15 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::list<worker> workers_;
   std::size_t largest_ = 0;
   std::size_t next_index_ = 0;
+  pool_wait_op* termination_waiters_ = nullptr;  // newest first; guarded by mutex_
+  pool_wait_op* quiet_waiters_ = nullptr;        // newest first; guarded by mutex_
+  std::size_t quiet_sync_waiters_ = 0;           // guarded by mutex_
+  std::uint64_t retired_finished_ = 0;           // finished counts of reaped threads; guarded by mutex_
+  std::condition_variable quiet_cv_;
+  // Whether anyone waits for quiet: written under mutex_, read without it by
+  // the paths that remove queued work (after their removal, which the
+  // queue's lock orders against a waiter's check).
+  std::atomic<bool> quiet_watched_{false};
 };
 
 }  // namespace chronopool::detail

@@ -11,7 +11,9 @@
 // Whoever performs the transition out of `pending` into a done state releases
 // the callable; a running task's callable is released by its runner. The
 // waiters of a future block on a striped condition variable shared by all
-// tasks, so a task carries no mutex of its own.
+// tasks, so a task carries no mutex of its own; asynchronous waiters are
+// operations in an intrusive list guarded by the same stripe's mutex, taken
+// out under it and completed after it is released.
 #pragma once
 
 #include <chronopool/detail/deadline_index.hpp>
@@ -34,6 +36,32 @@ enum class task_status : std::uint8_t { pending, running, succeeded, failed, can
 
 class task_base;
 
+/// A pending async_wait on a task's completion (the typed part is
+/// impl/scheduled_future.hpp's future_wait_op): a small intrusive operation
+/// without virtual functions, linked into its task's list of async waiters
+/// under the task's waiter-stripe lock. It leaves the list exactly once:
+/// taken by the task's completion, or by a cancellation of the wait.
+class async_wait_op {
+ public:
+  /// Completes the wait: @p owner is the task, @p aborted tells that the wait
+  /// itself was cancelled (the task is untouched). With a null @p owner the
+  /// operation is destroyed without completing.
+  using func_type = void (*)(task_base* owner, async_wait_op* op, bool aborted);
+
+  /// The address of the cancellation-slot handler that may cancel this wait
+  /// (null without one); cancel_async_wait() finds the wait by it.
+  const void* cancel_key = nullptr;
+
+ protected:
+  explicit async_wait_op(func_type f) noexcept : func_(f) {}
+  ~async_wait_op() = default;
+
+ private:
+  friend class task_base;
+  func_type func_;
+  async_wait_op* next_ = nullptr;
+};
+
 /// What a task needs from the executor that owns it. Implemented by the pool.
 class task_owner {
  public:
@@ -54,7 +82,12 @@ class task_base : public index_node {
   explicit task_base(task_kind kind) noexcept : kind_(kind) {}
   task_base(const task_base&) = delete;
   task_base& operator=(const task_base&) = delete;
-  virtual ~task_base() = default;
+  virtual ~task_base() {
+    // A pending async wait holds a reference to its task, so none is left
+    // here; should one be, it is destroyed without being completed.
+    if (async_waiters_ != nullptr) [[unlikely]]
+      destroy_async_waiters();
+  }
 
   // The heap key (deadline, sequence) and slot are index_node's: a queued
   // task's key is read by the queue under its mutex.
@@ -125,7 +158,21 @@ class task_base : public index_node {
   bool wait_until(time_point limit) const;
   void wait() const { wait_until(time_point::max()); }
 
+  /// Starts an asynchronous wait for this task to be done: @p op completes
+  /// (not aborted) once it is, from the thread that finishes or cancels it,
+  /// or at once from this call when it is done already. The operation must
+  /// hold a reference to the task until it completes.
+  void start_async_wait(async_wait_op* op) noexcept;
+  /// Cancels the pending async wait whose cancel_key is @p key: it completes
+  /// aborted, from this call. Nothing happens when no such wait is pending
+  /// (it completed, or was never linked).
+  void cancel_async_wait(const void* key) noexcept;
+
   // ---- reference count (see task_ptr) --------------------------------------
+  /// True when the caller's reference is the only one: no other handle,
+  /// queue or worker holds the task, and none can appear (only a holder can
+  /// make another).
+  bool sole_owner() const noexcept { return refs_.load(std::memory_order_acquire) == 1; }
   friend void intrusive_add_ref(task_base* t) noexcept { t->refs_.fetch_add(1, std::memory_order_relaxed); }
   friend void intrusive_release(task_base* t) noexcept {
     if (t->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) t->destroy();
@@ -154,7 +201,9 @@ class task_base : public index_node {
 
  private:
   bool complete(task_status final_status, std::exception_ptr error) noexcept;
-  void notify_waiters() const noexcept;
+  void destroy_async_waiters() noexcept;
+  /// Wakes the blocked waiters and completes the async ones.
+  void notify_waiters() noexcept;
   time_point next_deadline(time_point started, time_point finished) noexcept;
 
   task_kind kind_;
@@ -171,7 +220,10 @@ class task_base : public index_node {
   std::atomic<task_owner*> owner_{nullptr};
   std::atomic<std::uint32_t> refs_{0};
   std::atomic<task_status> status_{task_status::pending};
+  // Set, and never cleared, by the first blocking or async waiter: a task
+  // nobody waited for completes without touching its stripe's lock.
   mutable std::atomic<bool> has_waiters_{false};
+  async_wait_op* async_waiters_ = nullptr;  // newest first; guarded by the task's stripe mutex
 };
 
 }  // namespace chronopool::detail

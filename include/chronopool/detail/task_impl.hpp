@@ -6,7 +6,9 @@
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 
+#include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,15 +40,45 @@ template <class F>
 concept task_callable = std::is_invocable_v<std::decay_t<F>&> || takes_stop_token_v<std::decay_t<F>>;
 
 /// Result storage, shared by every task that returns R.
+///
+/// The value can be moved out once (take()); taken_ records it, so that
+/// every later read through any handle throws future_already_retrieved
+/// instead of seeing a moved-from object, and of two concurrent takes exactly
+/// one moves. A read racing with the take that empties the slot is the
+/// caller's data race, as with any shared object.
 template <class R>
 class task_with_result : public task_base {
  public:
   using task_base::task_base;
-  /// Valid once the task has succeeded.
-  const R& result() const noexcept { return *result_; }
+  /// The stored value. Call only once the task has succeeded. Throws
+  /// std::future_error(future_already_retrieved) once it was taken.
+  const R& result() const {
+    if (taken_.load(std::memory_order_acquire)) throw std::future_error(std::future_errc::future_already_retrieved);
+    return *result_;
+  }
+  /// Moves the value out, once. Call only once the task has succeeded.
+  /// Throws std::future_error(future_already_retrieved) if it was taken before.
+  R take() {
+    if (taken_.exchange(true, std::memory_order_acq_rel))
+      throw std::future_error(std::future_errc::future_already_retrieved);
+    return std::move(*result_);
+  }
+  /// What an rvalue handle's get() hands out: the value moved out when no
+  /// other handle to the task can exist (the caller's reference is the only
+  /// one) or when R cannot be copied; otherwise a copy, so that other
+  /// handles still see it.
+  R release_or_copy() {
+    if constexpr (std::is_copy_constructible_v<R>) {
+      if (!this->sole_owner()) return R(result());
+    }
+    return take();
+  }
 
  protected:
   std::optional<R> result_;
+
+ private:
+  std::atomic<bool> taken_{false};
 };
 
 template <>
