@@ -92,6 +92,8 @@ pool_core::pool_core(scheduled_thread_pool_options options)
       core_size_(options_.core_pool_size),
       allow_core_timeout_(options_.allow_core_thread_timeout) {
   queue_.set_precision_spin_limit(options_.precision_spin_limit);
+  if (options_.rejection_handler)
+    rejection_handler_ = std::make_shared<const std::function<void(rejected_task&)>>(options_.rejection_handler);
 }
 
 pool_core::~pool_core() {
@@ -222,47 +224,7 @@ void pool_core::work_finished() noexcept {
   if (outstanding_work_.fetch_sub(1) == 1 && state_.load() != run_state::running) try_terminate();
 }
 
-void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown) {
-  const rejection_policy policy = rejection.load();
-  auto refuse = [&] {
-    t->cancel(false);
-    throw rejected_execution(after_shutdown
-                                 ? fmt::format("chronopool: {} rejected: the pool is shut down", where)
-                                 : fmt::format("chronopool: {} rejected: {} tasks already queued (max_queued)",
-                                               where, options_.max_queued));
-  };
-  switch (policy) {
-    case rejection_policy::abort: refuse(); break;
-    case rejection_policy::discard: t->cancel(false); break;
-    case rejection_policy::caller_runs:
-      if (after_shutdown) {
-        t->cancel(false);
-      } else if (t->is_periodic()) {
-        refuse();
-      } else {
-        t->run_here();
-      }
-      break;
-    case rejection_policy::discard_oldest:
-      if (after_shutdown) {
-        t->cancel(false);
-        break;
-      }
-      // Make room by dropping whatever would run next, until ours fits.
-      for (;;) {
-        const auto r = queue_.offer_within(t, options_.max_queued);
-        if (r != delayed_work_queue::offer_status::full) break;
-        task_ptr oldest = queue_.pop_head();
-        if (!oldest) {  // max_queued == 0: there is nothing to drop
-          t->cancel(false);
-          return;
-        }
-        oldest->cancel(false);
-      }
-      ensure_prestart();
-      break;
-  }
-}
+// reject() and the rejection handler are in pool_rejection.cpp.
 
 bool pool_core::can_run_in_current_state(const task_base& t) const noexcept {
   switch (state_.load()) {

@@ -1,6 +1,7 @@
 // Construction options of a scheduled_thread_pool.
 #pragma once
 
+#include <chronopool/rejected_task.hpp>
 #include <chronopool/rejection_policy.hpp>
 #include <chronopool/task_view.hpp>
 
@@ -38,6 +39,15 @@ struct scheduled_thread_pool_options {
   std::string thread_name_prefix = "chronopool";
 
   rejection_policy rejection = rejection_policy::abort;
+
+  /// A user's rejection handler (Java's RejectedExecutionHandler). When set
+  /// it replaces the rejection policy for every refused task (the policy
+  /// applies again if it is reset to empty). It is called on the submitting
+  /// thread with the rejected_task, which may run the task there or drop it;
+  /// a task the handler leaves is dropped (its future cancelled), and an
+  /// exception it throws propagates from the submitting call (the task is
+  /// dropped). Executor work is never handed to it (see submit_from_executor).
+  std::function<void(rejected_task&)> rejection_handler;
 
   /// Refuse new tasks once this many are queued (the rejection policy
   /// decides what happens). Re-arming a periodic task is never refused.

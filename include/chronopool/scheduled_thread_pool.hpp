@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -175,6 +176,12 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   bool remove_on_cancel() const noexcept;
   void set_rejection_policy(rejection_policy p) noexcept;
   rejection_policy get_rejection_policy() const noexcept;
+  /// Replaces the rejection handler (see
+  /// scheduled_thread_pool_options::rejection_handler); empty restores the
+  /// rejection policy. A rejection already in its handler finishes with the
+  /// handler it started with.
+  void set_rejection_handler(std::function<void(rejected_task&)> handler);
+  bool has_rejection_handler() const;
 
   // ---- introspection --------------------------------------------------------------
 

@@ -250,6 +250,15 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
          chronopool::steady_timer t(other);
          chronopool::use_pool(other, pool);
        }},
+      {"rejected_task::run", "a periodic task, from a rejection handler", expect::logic_error,
+       {"rejected_task::run", "schedule_at_fixed_rate", "periodic"},
+       [&] {
+         scheduled_thread_pool p(options_with([](auto& o) {
+           o.rejection_handler = [](chronopool::rejected_task& r) { r.run(); };
+         }));
+         p.shutdown();
+         p.schedule_at_fixed_rate(0ms, 1ms, noop);
+       }},
       {"scheduled_future::get", "a handle to no task", expect::no_state, {},
        [&] { chronopool::scheduled_future<int>().get(); }},
       {"scheduled_future::delay", "a handle to no task", expect::no_state, {},

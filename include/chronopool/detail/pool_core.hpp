@@ -11,6 +11,7 @@
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/pool_options.hpp>
+#include <chronopool/rejected_task.hpp>
 #include <chronopool/pool_stats.hpp>
 #include <chronopool/run_state.hpp>
 
@@ -18,6 +19,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -81,6 +83,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::atomic<bool> execute_delayed_after_shutdown;
   std::atomic<bool> remove_on_cancel;
   std::atomic<rejection_policy> rejection;
+  void set_rejection_handler(std::function<void(rejected_task&)> handler);
+  bool has_rejection_handler() const;
 
   pool_stats stats() const;
   std::size_t pool_size() const;
@@ -116,6 +120,9 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   enum class offer_outcome { kept, withdrawn };
   offer_outcome settle_after_offer(const task_ptr& t);
   void reject(const task_ptr& t, const char* where, bool after_shutdown);
+  /// A user's rejection handler's part of reject().
+  void reject_to_handler(const std::function<void(rejected_task&)>& handler, const task_ptr& t, const char* where,
+                         rejection_reason reason);
   void ensure_prestart();
   /// Starts a thread if fewer than @p limit are alive and the state allows.
   bool add_worker(std::size_t limit);
@@ -146,6 +153,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   mutable std::mutex mutex_;  // guards workers_, largest_, next_index_, state transitions
   std::condition_variable termination_cv_;
   std::list<worker> workers_;
+  mutable std::mutex handler_mutex_;  // guards rejection_handler_
+  std::shared_ptr<const std::function<void(rejected_task&)>> rejection_handler_;
   std::size_t largest_ = 0;
   std::size_t next_index_ = 0;
 };
