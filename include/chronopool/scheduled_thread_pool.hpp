@@ -81,6 +81,22 @@ class scheduled_thread_pool : public boost::asio::execution_context {
     requires detail::task_callable<F>
   void execute(F&& f);
 
+  /// Runs @p f once after @p delay, fire-and-forget: the cheapest delayed
+  /// work (no future; the queue holds the only reference). An exception it
+  /// throws goes to the error handler. Delays saturate as schedule()'s do
+  /// (negative means now, hours::max() means never). Work with equal
+  /// deadlines runs in submission order.
+  template <class Rep, class Period, class F>
+    requires detail::task_callable<F>
+  void execute_after(std::chrono::duration<Rep, Period> delay, F&& f);
+
+  /// Runs @p f once at @p deadline, fire-and-forget (see execute_after).
+  /// Time points of clocks other than steady_clock are converted once, at
+  /// submission.
+  template <class Clock, class Duration, class F>
+    requires detail::task_callable<F>
+  void execute_at(std::chrono::time_point<Clock, Duration> deadline, F&& f);
+
   /// Runs @p f as soon as possible; the future receives its result or exception.
   template <class F>
     requires detail::task_callable<F>
@@ -216,6 +232,8 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
   template <class F>
   detail::task_ptr make_one_shot(F&& f, time_point deadline, const char* where);
+  template <class Clock, class Duration>
+  static time_point steady_deadline(std::chrono::time_point<Clock, Duration> deadline);
   template <class Rep1, class Period1, class Rep2, class Period2, class F>
   scheduled_future<void> schedule_periodic(detail::task_kind kind, std::chrono::duration<Rep1, Period1> initial_delay,
                                            std::chrono::duration<Rep2, Period2> period, F&& f,

@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(an_exception_from_the_handler_propagates_and_drops_the_task
   auto payload = std::make_shared<int>(0);
   std::atomic<int> runs{0};
   BOOST_CHECK_THROW(b.pool().submit([&runs, payload] { runs.fetch_add(1); }), handler_error);
-  BOOST_CHECK_THROW(b.pool().schedule(1ms, [&runs, payload] { runs.fetch_add(1); }), handler_error);
+  BOOST_CHECK_THROW(b.pool().execute_after(1ms, [&runs, payload] { runs.fetch_add(1); }), handler_error);
   BOOST_TEST(payload.use_count() == 1, "the dropped callable must be destroyed");
   BOOST_TEST(runs.load() == 0);
   BOOST_TEST(b.pool().queued_count() == 1u);  // only the filler
