@@ -80,7 +80,12 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
         }
         oldest->cancel(false);
       }
-      ensure_prestart();
+      try {
+        ensure_thread_for(*t);
+      } catch (...) {
+        t->cancel(false);  // taken back out: no thread runs and none could start
+        throw;
+      }
       break;
   }
 }

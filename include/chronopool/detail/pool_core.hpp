@@ -11,6 +11,7 @@
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/pool_options.hpp>
+#include <chronopool/pool_thread.hpp>
 #include <chronopool/rejected_task.hpp>
 #include <chronopool/pool_stats.hpp>
 #include <chronopool/run_state.hpp>
@@ -103,7 +104,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
 
  private:
   struct worker {
-    std::thread thread;
+    pool_thread thread;
     std::size_t index = 0;
     bool exited = false;         // guarded by mutex_; set as the thread leaves
     std::mutex current_mutex;    // guards current
@@ -124,8 +125,18 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   void reject_to_handler(const std::function<void(rejected_task&)>& handler, const task_ptr& t, const char* where,
                          rejection_reason reason);
   void ensure_prestart();
+  /// After @p t was queued: makes sure a thread will run it. When no thread
+  /// can be started and none runs, takes @p t back out and rethrows (the
+  /// caller settles it); while others run, reports the failure and keeps it.
+  void ensure_thread_for(task_base& t);
   /// Starts a thread if fewer than @p limit are alive and the state allows.
+  /// Throws what starting it threw (the thread factory's error).
   bool add_worker(std::size_t limit);
+  /// Starts the thread of @p w (index set), with the thread factory or the
+  /// default one. Called with mutex_ held. Throws when no thread runs the
+  /// body; returns a failure to report when the factory failed after its
+  /// thread had already started the body (null otherwise).
+  std::exception_ptr start_thread(worker& w);
   void run_worker(worker& w);
   /// The next task or posted function; neither when the thread must retire.
   delayed_work_queue::wait_result get_work();
