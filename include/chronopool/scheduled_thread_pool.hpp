@@ -38,6 +38,13 @@ class pool_core;
 /// from one of the pool's own threads throw std::system_error with
 /// std::errc::resource_deadlock_would_occur instead of deadlocking.
 ///
+/// @par Threads
+/// Threads start on demand (or by prestart) through the thread factory of
+/// the options. When one cannot start, no task is lost: while other pool
+/// threads run, the task waits for them and the error goes to the error
+/// handler; when none runs, the submitting call throws the error and its
+/// task is not queued.
+///
 /// @par Destruction
 /// The destructor is the RAII-safe path: it acts as shutdown_now() (cancels
 /// every queued task, asks running ones to stop through their stop tokens),
@@ -73,7 +80,10 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   // Every callable may take a std::stop_token as its only parameter; it then
   // receives the task's token (requested by cancel(true) and shutdown_now()).
   // An empty callable throws std::invalid_argument. A rejected task is
-  // handled by the rejection policy (abort throws rejected_execution).
+  // handled by the rejection handler if one is set, else by the rejection
+  // policy (abort throws rejected_execution, whose reason() says why). With
+  // no pool thread running and none able to start, a call throws what the
+  // thread start threw (see the class comment).
 
   /// Runs @p f as soon as possible, fire-and-forget: an exception it throws
   /// goes to the error handler.
