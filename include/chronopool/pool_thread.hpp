@@ -36,9 +36,11 @@ class pool_thread {
   /// Takes any other thread type. Should its holder not be allocated, @p t
   /// is detached (it cannot be kept) and std::bad_alloc propagates.
   template <class Thread>
-    requires joinable_thread<std::remove_cvref_t<Thread>> &&
-             (!std::is_same_v<std::remove_cvref_t<Thread>, std::thread>) &&
-             (!std::is_same_v<std::remove_cvref_t<Thread>, pool_thread>) && (!std::is_lvalue_reference_v<Thread>)
+    // pool_thread itself is excluded first: checking joinable_thread<pool_thread>
+    // would ask whether pool_thread is movable, i.e. consider this constructor again.
+    requires(!std::is_same_v<std::remove_cvref_t<Thread>, pool_thread>) &&
+            (!std::is_same_v<std::remove_cvref_t<Thread>, std::thread>) && (!std::is_lvalue_reference_v<Thread>) &&
+            joinable_thread<std::remove_cvref_t<Thread>>
   pool_thread(Thread&& t) {  // NOLINT: implicit by design
     using held = std::remove_cvref_t<Thread>;
     if (!t.joinable()) return;
