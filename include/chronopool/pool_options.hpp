@@ -72,7 +72,8 @@ struct scheduled_thread_pool_options {
   /// thread with the rejected_task, which may run the task there or drop it;
   /// a task the handler leaves is dropped (its future cancelled), and an
   /// exception it throws propagates from the submitting call (the task is
-  /// dropped). Executor work is never handed to it (see submit_from_executor).
+  /// dropped). Work posted through the executor is never rejected, so never
+  /// handed to it.
   std::function<void(rejected_task&)> rejection_handler;
 
   /// Refuse new tasks once this many are queued (the rejection policy

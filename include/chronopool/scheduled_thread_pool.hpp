@@ -184,10 +184,12 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   // ---- sizing and policies -------------------------------------------------------
 
   /// Throws std::invalid_argument above max_core_pool_size. Growing starts
-  /// threads for queued work; shrinking retires idle threads.
+  /// threads for queued work (a thread that cannot start throws its error;
+  /// the new size stays); shrinking retires idle threads.
   void set_core_pool_size(std::size_t n);
   std::size_t core_pool_size() const noexcept;
-  /// Starts one idle core thread if fewer than the core size run; true if started.
+  /// Starts one idle core thread if fewer than the core size run; true if
+  /// started. A thread that cannot start throws its error.
   bool prestart_core_thread();
   /// Starts all missing core threads; returns how many were started.
   std::size_t prestart_core_threads();
