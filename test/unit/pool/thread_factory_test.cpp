@@ -169,7 +169,8 @@ BOOST_AUTO_TEST_CASE(a_flaky_factory_loses_no_task) {
   o.keep_alive = 1ms;
   o.allow_core_thread_timeout = true;  // threads come and go: the factory is called often
   errors.install(o);
-  o.thread_factory = [&](std::size_t, std::function<void()> body) -> pool_thread {
+  // A factory may return a std::thread as it is (it converts to pool_thread).
+  o.thread_factory = [&](std::size_t, std::function<void()> body) {
     if (calls.fetch_add(1) % 2 == 0) throw factory_failure();
     return std::thread(std::move(body));
   };
