@@ -292,6 +292,62 @@ BOOST_AUTO_TEST_CASE(a_pool_whose_factory_always_fails_stays_usable) {
   BOOST_TEST(done.get());
 }
 
+// A periodic task re-armed by its own thread stays scheduled when the extra
+// core thread its re-arm tries to start cannot start (the failure is reported).
+BOOST_AUTO_TEST_CASE(a_periodic_rearm_survives_a_failed_thread_start) {
+  std::atomic<int> calls{0};
+  error_log errors;
+  scheduled_thread_pool_options o;
+  o.core_pool_size = 2;
+  errors.install(o);
+  o.thread_factory = [&](std::size_t, std::function<void()> body) -> pool_thread {
+    if (calls.fetch_add(1) > 0) throw factory_failure();
+    return std::thread(std::move(body));
+  };
+  scheduled_thread_pool pool(o);
+  pool_test::counter ticks;
+  auto f = pool.schedule_at_fixed_rate(0ms, 1ms, [&] { ticks.bump(); });
+  BOOST_TEST(ticks.wait_for_at_least(5));
+  BOOST_TEST(!f.done(), "the periodic task must still be scheduled");
+  BOOST_TEST(errors.count.value() >= 1u);
+  BOOST_TEST(pool.pool_size() == 1u);
+  f.cancel();
+}
+
+// discard_oldest makes room and queues the new task; when the thread it then
+// tries to start fails while another runs, the new task stays queued (the
+// failure is reported) and runs; the submission does not throw.
+BOOST_AUTO_TEST_CASE(discard_oldest_keeps_its_task_when_a_thread_start_fails) {
+  std::atomic<int> calls{0};
+  error_log errors;
+  scheduled_thread_pool_options o;
+  o.core_pool_size = 2;
+  o.max_queued = 1;
+  o.rejection = chronopool::rejection_policy::discard_oldest;
+  errors.install(o);
+  o.thread_factory = [&](std::size_t, std::function<void()> body) -> pool_thread {
+    if (calls.fetch_add(1) > 0) throw factory_failure();
+    return std::thread(std::move(body));
+  };
+  scheduled_thread_pool pool(o);
+  pool_test::gate release;
+  pool_test::counter started;
+  pool.execute([&] {
+    started.bump();
+    release.wait();
+  });
+  BOOST_REQUIRE(started.wait_for_at_least(1));
+  auto filler = pool.schedule(1h, [] { return 0; });  // its start fails too: reported
+  scheduled_future<int> f;
+  BOOST_REQUIRE_NO_THROW(f = pool.submit([] { return 9; }));
+  BOOST_TEST(filler.cancelled(), "discard_oldest dropped the head");
+  BOOST_TEST(pool.queued_count() == 1u);
+  release.open();
+  BOOST_REQUIRE(ready_within(f));
+  BOOST_TEST(f.get() == 9);
+  BOOST_TEST(errors.count.value() >= 2u);
+}
+
 BOOST_AUTO_TEST_CASE(a_factory_that_returns_no_thread_fails_with_system_error) {
   scheduled_thread_pool_options o;
   o.core_pool_size = 1;
