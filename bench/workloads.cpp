@@ -7,7 +7,7 @@ namespace bench {
 std::span<const workload_def> all_workloads() {
   // Memory-heavy workloads first: the process's peak RSS is then set by the
   // workload that owns it (each run still reports its own delta).
-  static const std::array<workload_def, 9> defs{{
+  static const std::array<workload_def, 10> defs{{
       {"fire", "N one-shot timers spread over a window; submit cost, lateness, peak RSS", fire_cases},
       {"timeout", "M outstanding 30 s timeouts; re-arm (cancel old + arm new) cost from T threads", timeout_cases},
       {"cancel", "N far-future timers armed, then all cancelled; ns/op and RSS", cancel_cases},
@@ -17,6 +17,7 @@ std::span<const workload_def> all_workloads() {
       {"coalesce", "N timers due over a window, exact and with a leeway; wake-ups, CPU, lateness", coalesce_cases},
       {"broadcast", "K waits on one timer, all cancelled, then all fired; ns per wait", broadcast_cases},
       {"post", "post from T threads into the pool; ns per function", post_cases},
+      {"delayed", "N fire-and-forget delayed actions: execute_after vs schedule (future dropped)", delayed_cases},
   }};
   return defs;
 }

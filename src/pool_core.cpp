@@ -13,7 +13,6 @@
 #include <system_error>
 #include <utility>
 
-#include <pthread.h>
 #include <sys/prctl.h>
 
 namespace chronopool::detail {
@@ -42,12 +41,6 @@ std::string describe(const std::exception_ptr& e) {
   } catch (...) {
     return "an exception not derived from std::exception";
   }
-}
-
-void set_thread_name(const std::string& prefix, std::size_t index) {
-  std::string name = fmt::format("{}-{}", prefix, index);
-  if (name.size() > 15) name.resize(15);  // the kernel's limit (TASK_COMM_LEN - 1)
-  pthread_setname_np(pthread_self(), name.c_str());
 }
 
 scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
@@ -92,6 +85,8 @@ pool_core::pool_core(scheduled_thread_pool_options options)
       core_size_(options_.core_pool_size),
       allow_core_timeout_(options_.allow_core_thread_timeout) {
   queue_.set_precision_spin_limit(options_.precision_spin_limit);
+  if (options_.rejection_handler)
+    rejection_handler_ = std::make_shared<const std::function<void(rejected_task&)>>(options_.rejection_handler);
 }
 
 pool_core::~pool_core() {
@@ -145,18 +140,13 @@ pool_core::offer_outcome pool_core::settle_after_offer(const task_ptr& t) {
   // Java's recheck: a shutdown may have swept the queue between our state
   // check and the offer; take the task back out if it may no longer run.
   if (!can_run_in_current_state(*t) && queue_.remove(*t)) return offer_outcome::withdrawn;
-  try {
-    ensure_prestart();
-    // Accepted just as the last thread left after shutdown(): nobody will run
-    // it, so it must not sit in the queue.
-    if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.remove(*t))
-      return offer_outcome::withdrawn;
-  } catch (...) {
-    // No thread could be started. If none runs at all, the task would sit
-    // forever: withdraw it and let the caller see the error (the caller
-    // settles the task: a timer wait must not complete for a failed call).
-    if (live_.load() == 0 && queue_.remove(*t)) throw;
-  }
+  // Throws when no thread runs and none could be started, with the task taken
+  // back out (the caller settles it: a timer wait must not complete for a
+  // failed call).
+  ensure_thread_for(*t);
+  // Accepted just as the last thread left after shutdown(): nobody will run
+  // it, so it must not sit in the queue.
+  if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.remove(*t)) return offer_outcome::withdrawn;
   return offer_outcome::kept;
 }
 
@@ -181,11 +171,13 @@ void pool_core::submit_function(queued_function* f) {
     ensure_prestart();
   } catch (...) {
     // No thread could be started: if none runs at all, it would wait
-    // forever. Take it back and let the caller see the error.
+    // forever. Take it back and let the caller see the error. Otherwise the
+    // running threads will take it; the failure is reported.
     if (live_.load() == 0 && queue_.withdraw_function(f)) {
       f->destroy();
       throw;
     }
+    report_untied_error(std::current_exception(), "starting a pool thread");
   }
   // Accepted just as the last thread left after shutdown(): nobody will run it.
   if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.withdraw_function(f)) {
@@ -232,48 +224,6 @@ void pool_core::work_finished() noexcept {
   if (outstanding_work_.fetch_sub(1) == 1 && state_.load() != run_state::running) try_terminate();
 }
 
-void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown) {
-  const rejection_policy policy = rejection.load();
-  auto refuse = [&] {
-    t->cancel(false);
-    throw rejected_execution(after_shutdown
-                                 ? fmt::format("chronopool: {} rejected: the pool is shut down", where)
-                                 : fmt::format("chronopool: {} rejected: {} tasks already queued (max_queued)",
-                                               where, options_.max_queued));
-  };
-  switch (policy) {
-    case rejection_policy::abort: refuse(); break;
-    case rejection_policy::discard: t->cancel(false); break;
-    case rejection_policy::caller_runs:
-      if (after_shutdown) {
-        t->cancel(false);
-      } else if (t->is_periodic()) {
-        refuse();
-      } else {
-        t->run_here();
-      }
-      break;
-    case rejection_policy::discard_oldest:
-      if (after_shutdown) {
-        t->cancel(false);
-        break;
-      }
-      // Make room by dropping whatever would run next, until ours fits.
-      for (;;) {
-        const auto r = queue_.offer_within(t, options_.max_queued);
-        if (r != delayed_work_queue::offer_status::full) break;
-        task_ptr oldest = queue_.pop_head();
-        if (!oldest) {  // max_queued == 0: there is nothing to drop
-          t->cancel(false);
-          return;
-        }
-        oldest->cancel(false);
-      }
-      ensure_prestart();
-      break;
-  }
-}
-
 bool pool_core::can_run_in_current_state(const task_base& t) const noexcept {
   switch (state_.load()) {
     case run_state::running: return true;
@@ -287,40 +237,11 @@ bool pool_core::can_run_in_current_state(const task_base& t) const noexcept {
 
 // ---- threads ------------------------------------------------------------------
 
-void pool_core::ensure_prestart() {
-  const std::size_t live = live_.load();
-  const std::size_t core = core_size_.load();
-  if (live < core) {
-    add_worker(core);
-  } else if (live == 0) {
-    add_worker(1);  // core size 0: one thread made on demand
-  }
-}
-
-bool pool_core::add_worker(std::size_t limit) {
-  reap_threads(false);
-  std::lock_guard lock(mutex_);
-  const run_state s = state_.load();
-  if (s >= run_state::stop) return false;
-  if (s == run_state::shutdown && queue_.empty()) return false;
-  if (live_.load() >= limit) return false;
-  worker& w = workers_.emplace_back();
-  w.index = next_index_++;
-  try {
-    w.thread = std::thread([self = shared_from_this(), &w] { self->run_worker(w); });
-  } catch (...) {
-    workers_.pop_back();
-    throw;
-  }
-  const std::size_t live = live_.load() + 1;
-  live_.store(live);
-  largest_ = std::max(largest_, live);
-  return true;
-}
+// Starting threads (ensure_prestart, add_worker, the thread factory) is in
+// pool_threads.cpp.
 
 void pool_core::run_worker(worker& w) {
   this_thread_pool = this;
-  set_thread_name(options_.thread_name_prefix, w.index);
   minimise_timer_slack();
   if (options_.on_thread_start) {
     try {
@@ -466,26 +387,6 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
   active_.fetch_sub(1);
   completed_.fetch_add(1);
   t->finish_run(std::move(error), started);
-}
-
-void pool_core::reap_threads(bool all) {
-  std::vector<std::thread> done;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto it = workers_.begin(); it != workers_.end();) {
-      if (all || it->exited) {
-        retired_finished_ += it->finished.load(std::memory_order_acquire);
-        done.push_back(std::move(it->thread));
-        it = workers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  // Exited threads are at most finishing try_terminate(), which does not wait
-  // for anything we hold; once terminated, the same holds for every thread.
-  for (auto& th : done)
-    if (th.joinable()) th.join();
 }
 
 // ---- life cycle ---------------------------------------------------------------
@@ -666,7 +567,11 @@ bool pool_core::reschedule(task_base& t) {
   queue_.offer(task_ptr(&t));  // re-arming is never refused for the max_queued bound
   // Same recheck as enqueue(): a shutdown may have swept the queue meanwhile.
   if (!can_run_in_current_state(t) && queue_.remove(t)) return false;
-  ensure_prestart();
+  try {
+    ensure_thread_for(t);
+  } catch (...) {
+    return false;  // taken back out: no thread runs (the caller cancels it)
+  }
   return true;
 }
 

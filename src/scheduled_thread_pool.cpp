@@ -115,6 +115,10 @@ void scheduled_thread_pool::set_remove_on_cancel(bool v) noexcept { core_->remov
 bool scheduled_thread_pool::remove_on_cancel() const noexcept { return core_->remove_on_cancel.load(); }
 void scheduled_thread_pool::set_rejection_policy(rejection_policy p) noexcept { core_->rejection.store(p); }
 rejection_policy scheduled_thread_pool::get_rejection_policy() const noexcept { return core_->rejection.load(); }
+void scheduled_thread_pool::set_rejection_handler(std::function<void(rejected_task&)> handler) {
+  core_->set_rejection_handler(std::move(handler));
+}
+bool scheduled_thread_pool::has_rejection_handler() const { return core_->has_rejection_handler(); }
 
 pool_stats scheduled_thread_pool::stats() const { return core_->stats(); }
 std::size_t scheduled_thread_pool::pool_size() const { return core_->pool_size(); }

@@ -11,6 +11,8 @@
 #include <chronopool/periodic_timer.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_stats.hpp>
+#include <chronopool/pool_thread.hpp>
+#include <chronopool/rejected_task.hpp>
 #include <chronopool/rejection_policy.hpp>
 #include <chronopool/run_state.hpp>
 #include <chronopool/scheduled_future.hpp>

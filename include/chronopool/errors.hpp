@@ -1,16 +1,39 @@
 // Exceptions thrown by chronopool.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace chronopool {
 
+/// Why a pool refused a task.
+enum class rejection_reason : std::uint8_t {
+  /// The pool is shut down (shutdown() or shutdown_now() was called).
+  shutdown,
+  /// The queue holds max_queued tasks.
+  queue_full,
+};
+
+constexpr std::string_view to_string(rejection_reason r) noexcept {
+  switch (r) {
+    case rejection_reason::shutdown: return "shutdown";
+    case rejection_reason::queue_full: return "queue_full";
+  }
+  return "?";
+}
+
 /// Thrown by submission functions when the `abort` rejection policy refuses
 /// a task: the pool is shut down, or its queue bound (max_queued) is reached.
+/// reason() tells which; the message names the submitting call and the reason.
 class rejected_execution : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  rejected_execution(rejection_reason reason, const std::string& what) : std::runtime_error(what), reason_(reason) {}
+  rejection_reason reason() const noexcept { return reason_; }
+
+ private:
+  rejection_reason reason_;
 };
 
 /// Thrown by scheduled_future::get() when the task was cancelled (by

@@ -1,6 +1,8 @@
 // Construction options of a scheduled_thread_pool.
 #pragma once
 
+#include <chronopool/pool_thread.hpp>
+#include <chronopool/rejected_task.hpp>
 #include <chronopool/rejection_policy.hpp>
 #include <chronopool/task_view.hpp>
 
@@ -34,10 +36,45 @@ struct scheduled_thread_pool_options {
   /// made on demand, which retires after keep_alive once the queue is empty.
   std::size_t core_pool_size = 1;
 
-  /// Name given to each OS thread: prefix + "-" + index (Linux truncates to 15 bytes).
+  /// Name given to each OS thread by the default thread factory: prefix +
+  /// "-" + index (Linux truncates to 15 bytes). Unused with a thread_factory.
   std::string thread_name_prefix = "chronopool";
 
+  /// Starts each pool thread (Java's ThreadFactory), to set its name, stack
+  /// size, affinity or priority. Called with the index the pool gives the
+  /// thread (0, 1, ... in creation order) and the thread's body; it must
+  /// start a new thread that calls `body()` once (it may do its own set-up
+  /// first), and return it (a std::thread, std::jthread, or any
+  /// joinable_thread, see pool_thread). The pool joins it after the body
+  /// returns. The body is the pool's: a second call, or a call after the
+  /// factory failed, does nothing. Empty: a std::thread named from
+  /// thread_name_prefix.
+  ///
+  /// The factory is called under the pool's internal lock: it must not call
+  /// the pool (submit, stats, ...), nor wait for the body to return.
+  ///
+  /// A factory may fail: throw, or return no thread (a default pool_thread
+  /// or a thread that is not joinable, reported as std::system_error with
+  /// std::errc::resource_unavailable_try_again). No task is lost either way.
+  /// While other pool threads run, the submission succeeds, its task waits
+  /// for them, and the error goes to the error_handler. When no pool thread
+  /// runs at all, the submitting call throws the error and its task is not
+  /// queued (so none sits in a queue that no thread serves); the pool stays
+  /// usable and the next submission or prestart tries again. std::thread's
+  /// own failure to start (std::system_error) is handled the same way.
+  std::function<pool_thread(std::size_t thread_index, std::function<void()> body)> thread_factory;
+
   rejection_policy rejection = rejection_policy::abort;
+
+  /// A user's rejection handler (Java's RejectedExecutionHandler). When set
+  /// it replaces the rejection policy for every refused task (the policy
+  /// applies again if it is reset to empty). It is called on the submitting
+  /// thread with the rejected_task, which may run the task there or drop it;
+  /// a task the handler leaves is dropped (its future cancelled), and an
+  /// exception it throws propagates from the submitting call (the task is
+  /// dropped). Work posted through the executor is never rejected, so never
+  /// handed to it.
+  std::function<void(rejected_task&)> rejection_handler;
 
   /// Refuse new tasks once this many are queued (the rejection policy
   /// decides what happens). Re-arming a periodic task is never refused.

@@ -6,7 +6,9 @@
 namespace chronopool {
 
 /// A pool rejects work after shutdown() / shutdown_now(), and while its queue
-/// holds max_queued tasks. The policy decides what the submitter sees.
+/// holds max_queued tasks. The policy decides what the submitter sees, unless
+/// a rejection handler is set (scheduled_thread_pool_options::rejection_handler),
+/// which then decides instead.
 enum class rejection_policy : std::uint8_t {
   /// Throw chronopool::rejected_execution from the submitting call. Default.
   abort,

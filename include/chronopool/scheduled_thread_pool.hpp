@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -40,6 +41,13 @@ class pool_core;
 /// for termination (join(), wait_for_termination() with a non-zero timeout)
 /// from one of the pool's own threads throw std::system_error with
 /// std::errc::resource_deadlock_would_occur instead of deadlocking.
+///
+/// @par Threads
+/// Threads start on demand (or by prestart) through the thread factory of
+/// the options. When one cannot start, no task is lost: while other pool
+/// threads run, the task waits for them and the error goes to the error
+/// handler; when none runs, the submitting call throws the error and its
+/// task is not queued.
 ///
 /// @par Destruction
 /// The destructor is the RAII-safe path: it acts as shutdown_now() (cancels
@@ -76,13 +84,32 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   // Every callable may take a std::stop_token as its only parameter; it then
   // receives the task's token (requested by cancel(true) and shutdown_now()).
   // An empty callable throws std::invalid_argument. A rejected task is
-  // handled by the rejection policy (abort throws rejected_execution).
+  // handled by the rejection handler if one is set, else by the rejection
+  // policy (abort throws rejected_execution, whose reason() says why). With
+  // no pool thread running and none able to start, a call throws what the
+  // thread start threw (see the class comment).
 
   /// Runs @p f as soon as possible, fire-and-forget: an exception it throws
   /// goes to the error handler.
   template <class F>
     requires detail::task_callable<F>
   void execute(F&& f);
+
+  /// Runs @p f once after @p delay, fire-and-forget: the cheapest delayed
+  /// work (no future; the queue holds the only reference). An exception it
+  /// throws goes to the error handler. Delays saturate as schedule()'s do
+  /// (negative means now, hours::max() means never). Work with equal
+  /// deadlines runs in submission order.
+  template <class Rep, class Period, class F>
+    requires detail::task_callable<F>
+  void execute_after(std::chrono::duration<Rep, Period> delay, F&& f);
+
+  /// Runs @p f once at @p deadline, fire-and-forget (see execute_after).
+  /// Time points of clocks other than steady_clock are converted once, at
+  /// submission.
+  template <class Clock, class Duration, class F>
+    requires detail::task_callable<F>
+  void execute_at(std::chrono::time_point<Clock, Duration> deadline, F&& f);
 
   /// Runs @p f as soon as possible; the future receives its result or exception.
   template <class F>
@@ -256,10 +283,12 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   // ---- sizing and policies -------------------------------------------------------
 
   /// Throws std::invalid_argument above max_core_pool_size. Growing starts
-  /// threads for queued work; shrinking retires idle threads.
+  /// threads for queued work (a thread that cannot start throws its error;
+  /// the new size stays); shrinking retires idle threads.
   void set_core_pool_size(std::size_t n);
   std::size_t core_pool_size() const noexcept;
-  /// Starts one idle core thread if fewer than the core size run; true if started.
+  /// Starts one idle core thread if fewer than the core size run; true if
+  /// started. A thread that cannot start throws its error.
   bool prestart_core_thread();
   /// Starts all missing core threads; returns how many were started.
   std::size_t prestart_core_threads();
@@ -274,6 +303,12 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   bool remove_on_cancel() const noexcept;
   void set_rejection_policy(rejection_policy p) noexcept;
   rejection_policy get_rejection_policy() const noexcept;
+  /// Replaces the rejection handler (see
+  /// scheduled_thread_pool_options::rejection_handler); empty restores the
+  /// rejection policy. A rejection already in its handler finishes with the
+  /// handler it started with.
+  void set_rejection_handler(std::function<void(rejected_task&)> handler);
+  bool has_rejection_handler() const;
 
   // ---- introspection --------------------------------------------------------------
 
@@ -317,6 +352,8 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
   template <class F>
   detail::task_ptr make_one_shot(F&& f, time_point deadline, const char* where);
+  template <class Clock, class Duration>
+  static time_point steady_deadline(std::chrono::time_point<Clock, Duration> deadline);
   template <class Rep1, class Period1, class Rep2, class Period2, class F>
   scheduled_future<void> schedule_periodic(detail::task_kind kind, std::chrono::duration<Rep1, Period1> initial_delay,
                                            std::chrono::duration<Rep2, Period2> period, F&& f,

@@ -171,6 +171,10 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"submit", "null function pointer", ia, {"submit", "empty callable"}, [&] { pool.submit(null_fn); }},
       {"execute", "empty std::function", ia, {"execute", "empty callable"}, [&] { pool.execute(empty_void_fn); }},
       {"schedule", "null function pointer", ia, {"schedule", "empty callable"}, [&] { pool.schedule(1ms, null_fn); }},
+      {"execute_after", "empty std::function", ia, {"execute_after", "empty callable"},
+       [&] { pool.execute_after(1ms, empty_void_fn); }},
+      {"execute_at", "null function pointer", ia, {"execute_at", "empty callable"},
+       [&] { pool.execute_at(steady::now(), null_void_fn); }},
       {"schedule_at", "empty std::function", ia, {"schedule_at", "empty callable"},
        [&] { pool.schedule_at(steady::now(), empty_fn); }},
       {"schedule_at_fixed_rate", "empty std::function", ia, {"schedule_at_fixed_rate", "empty callable"},
@@ -208,6 +212,9 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"schedule", "delay = NaN s", ia, {"delay", "NaN"}, [&] { pool.schedule(dsec(not_a_number), noop); }},
       {"schedule_at", "time point NaN s after the epoch", ia, {"deadline", "NaN"},
        [&] { pool.schedule_at(std::chrono::time_point<steady, dsec>(dsec(not_a_number)), noop); }},
+      {"execute_after", "delay = NaN s", ia, {"delay", "NaN"}, [&] { pool.execute_after(dsec(not_a_number), noop); }},
+      {"execute_at", "time point NaN s after the epoch", ia, {"deadline", "NaN"},
+       [&] { pool.execute_at(std::chrono::time_point<steady, dsec>(dsec(not_a_number)), noop); }},
       {"schedule_at_fixed_rate", "initial delay = NaN", ia, {"initial delay", "NaN"},
        [&] { pool.schedule_at_fixed_rate(dsec(not_a_number), 1ms, noop); }},
       {"schedule_at_fixed_rate", "period = NaN", ia, {"period", "NaN"},
@@ -275,6 +282,15 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
          chronopool::steady_timer t(other);
          chronopool::use_pool(other, pool);
        }},
+      {"rejected_task::run", "a periodic task, from a rejection handler", expect::logic_error,
+       {"rejected_task::run", "schedule_at_fixed_rate", "periodic"},
+       [&] {
+         scheduled_thread_pool p(options_with([](auto& o) {
+           o.rejection_handler = [](chronopool::rejected_task& r) { r.run(); };
+         }));
+         p.shutdown();
+         p.schedule_at_fixed_rate(0ms, 1ms, noop);
+       }},
       {"scheduled_future::get", "a handle to no task", expect::no_state, {},
        [&] { chronopool::scheduled_future<int>().get(); }},
       {"scheduled_future::take", "a handle to no task", expect::no_state, {},
@@ -318,6 +334,22 @@ BOOST_AUTO_TEST_CASE(untrusted_durations_saturate_everywhere_a_deadline_is_compu
                  pool.schedule_at(steady::time_point::min(), [] { return 1; })}) {
     BOOST_REQUIRE((f.wait_for(long_wait) == std::future_status::ready));
     BOOST_TEST(f.get() == 1);
+  }
+  BOOST_TEST_MESSAGE("execute_after(hours::max()) / execute_at(system_clock max) => never; (hours::min()) => now");
+  {
+    std::atomic<int> never{0};
+    std::atomic<int> now{0};
+    scheduled_thread_pool p(1);
+    p.execute_after(std::chrono::hours::max(), [&] { never.fetch_add(1); });
+    p.execute_at(std::chrono::system_clock::time_point::max(), [&] { never.fetch_add(1); });
+    p.execute_after(std::chrono::hours::min(), [&] { now.fetch_add(1); });
+    p.execute_at(steady::time_point::min(), [&] { now.fetch_add(1); });
+    BOOST_TEST(eventually([&] { return now.load() == 2; }));
+    const auto pending = p.shutdown_now();
+    BOOST_TEST(pending.size() == 2u);
+    for (const auto& t : pending)
+      BOOST_TEST((t.deadline() - steady::now() > std::chrono::duration_cast<dur>(std::chrono::years(100))));
+    BOOST_TEST(never.load() == 0);
   }
   BOOST_TEST_MESSAGE("fixed-rate catch-up with a period of hours::max(): one run, then never");
   std::atomic<int> runs{0};

@@ -8,7 +8,10 @@
 // (timer_churn.hpp). At the end every task must have ended exactly once: run
 // by the pool, cancelled, rejected, or returned by shutdown_now() and then run
 // or dropped by the test. Periodic runs must never overlap nor outrun their
-// schedule, and every timer handler must have run exactly once.
+// schedule, and every timer handler must have run exactly once. Some
+// iterations start the pool's threads with a thread factory that fails every
+// fifth call (a submission that then throws counts as rejected), some refuse
+// with a rejection handler that runs, throws or drops the task.
 //
 // Counts scale with CHRONOPOOL_STRESS_SCALE (see stress_config.hpp): at scale 1
 // a million one-shot tasks go through the ledger, a quarter of that under the
@@ -20,6 +23,8 @@
 
 #include <chronopool/errors.hpp>
 #include <chronopool/pending_task.hpp>
+#include <chronopool/pool_thread.hpp>
+#include <chronopool/rejected_task.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -32,6 +37,7 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -56,6 +62,11 @@ constexpr std::size_t default_total_timer_waits = 160'000;   // started by the a
 constexpr std::size_t max_periodic_per_producer = 6;
 constexpr int pause_per_mille = 60;  // chance of a pause before each operation
 
+/// What the flaky thread factory throws.
+struct thread_start_failure : std::runtime_error {
+  thread_start_failure() : std::runtime_error("stress: the thread factory failed on purpose") {}
+};
+
 std::uint64_t expected_value(std::uint64_t id) { return id * 0x9E3779B97F4A7C15ull + 1; }
 
 struct one_shot_record {
@@ -74,7 +85,8 @@ struct outcome_counts {
   std::uint64_t ran = 0;                      // run by the pool
   std::uint64_t cancelled = 0;                // never ran: cancel, remove, shutdown policy
   std::uint64_t cancelled_while_running = 0;  // ran once, result discarded by cancel()
-  std::uint64_t rejected = 0;                 // submission threw rejected_execution
+  std::uint64_t rejected = 0;                 // submission threw rejected_execution (or a thread start failure)
+  std::uint64_t failed_thread_starts = 0;     // the flaky factory's failures (not a task outcome)
   std::uint64_t pending_ran = 0;              // returned by shutdown_now(), run by the test
   std::uint64_t pending_dropped = 0;          // returned by shutdown_now(), dropped by the test
   std::uint64_t periodic = 0;
@@ -90,6 +102,7 @@ struct outcome_counts {
     cancelled += o.cancelled;
     cancelled_while_running += o.cancelled_while_running;
     rejected += o.rejected;
+    failed_thread_starts += o.failed_thread_starts;
     pending_ran += o.pending_ran;
     pending_dropped += o.pending_dropped;
     periodic += o.periodic;
@@ -102,7 +115,7 @@ struct outcome_counts {
     os << "one-shots=" << total() << " ran=" << ran << " cancelled=" << cancelled
        << " cancelled_while_running=" << cancelled_while_running << " rejected=" << rejected
        << " shutdown_now_ran=" << pending_ran << " shutdown_now_dropped=" << pending_dropped
-       << " | periodic=" << periodic << " periodic_runs=" << periodic_runs << " | " << timers.str()
+       << " failed_thread_starts=" << failed_thread_starts << " | periodic=" << periodic << " periodic_runs=" << periodic_runs << " | " << timers.str()
        << " | violations=" << violations;
     return os.str();
   }
@@ -116,6 +129,8 @@ struct iteration_config {
   bool execute_delayed = true;
   bool escalate = false;  // a shutdown() iteration where another producer later calls shutdown_now()
   std::size_t timer_waits_per_armer = 0;
+  bool flaky_threads = false;      // a thread factory that fails every other call
+  bool rejection_handler = false;  // a handler in place of the abort policy
 };
 
 outcome_counts run_iteration(const iteration_config& cfg) {
@@ -137,6 +152,26 @@ outcome_counts run_iteration(const iteration_config& cfg) {
   o.keep_alive = std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 10)(setup_rng));
   o.terminated = [&] { terminated_calls.fetch_add(1); };
   o.error_handler = [](std::exception_ptr, const chronopool::task_view*) {};
+  std::atomic<std::uint64_t> factory_calls{0};
+  std::atomic<std::uint64_t> factory_failures{0};
+  if (cfg.flaky_threads)
+    o.thread_factory = [&](std::size_t, std::function<void()> body) -> chronopool::pool_thread {
+      if (factory_calls.fetch_add(1) % 2 == 0) {  // from the first call on
+        factory_failures.fetch_add(1);
+        throw thread_start_failure();
+      }
+      return std::thread(std::move(body));
+    };
+  if (cfg.rejection_handler)
+    o.rejection_handler = [](chronopool::rejected_task& r) {
+      switch (r.task().sequence() % 3) {
+        case 0:
+          if (!r.is_periodic()) r.run();  // else left: dropped
+          break;
+        case 1: throw r.exception();
+        default: break;  // left: dropped, its future cancelled
+      }
+    };
   const int shutdown_producer = std::uniform_int_distribution<int>(0, producers - 1)(setup_rng);
   const std::size_t shutdown_at =
       std::uniform_int_distribution<std::size_t>(per_producer / 2, per_producer - 1)(setup_rng);
@@ -155,6 +190,8 @@ outcome_counts run_iteration(const iteration_config& cfg) {
                              << "@" << shutdown_at);
   if (cfg.escalate) BOOST_TEST_MESSAGE("  escalates: shutdown_now() by " << escalate_producer << "@" << escalate_at);
   BOOST_TEST_MESSAGE("  tasks=" << one_shots.size() << " timer waits per armer=" << cfg.timer_waits_per_armer);
+  if (cfg.flaky_threads) BOOST_TEST_MESSAGE("  a thread factory that fails every other call");
+  if (cfg.rejection_handler) BOOST_TEST_MESSAGE("  a rejection handler that runs, throws or drops");
 
   violation_log violations;
   std::mutex pending_mutex;  // shutdown_now() may be called by two producers
@@ -236,6 +273,8 @@ outcome_counts run_iteration(const iteration_config& cfg) {
                 }
               } catch (const rejected_execution&) {
                 rec.rejected = true;
+              } catch (const thread_start_failure&) {
+                rec.rejected = true;
               }
               continue;
             }
@@ -263,7 +302,11 @@ outcome_counts run_iteration(const iteration_config& cfg) {
               continue;
             }
             if (r < 64) {
-              pool.set_core_pool_size(std::uniform_int_distribution<std::size_t>(1, 4)(rng));
+              try {
+                pool.set_core_pool_size(std::uniform_int_distribution<std::size_t>(1, 4)(rng));
+              } catch (const thread_start_failure&) {
+                // Growing starts threads for queued work; the size changed either way.
+              }
               continue;
             }
             if (r < 65) {
@@ -310,6 +353,8 @@ outcome_counts run_iteration(const iteration_config& cfg) {
               }
             } catch (const rejected_execution&) {
               rec.rejected = true;
+            } catch (const thread_start_failure&) {
+              rec.rejected = true;  // no thread ran and none could start: not accepted
             }
             // Sometimes wait (briefly) for a stoppable task to start, then
             // cancel it while it runs: its token is asked to stop.
@@ -348,6 +393,7 @@ outcome_counts run_iteration(const iteration_config& cfg) {
   }  // pool destroyed; its pending tasks are ours alone now
   for (periodic_record& rec : periodics) rec.runs_by_pool = rec.runs.load();
   counts.timers = timers.stop(violations);
+  counts.failed_thread_starts = factory_failures.load();
 
   // Map every pending task to its record.
   std::unordered_map<task_id, one_shot_record*> by_id;
@@ -505,6 +551,8 @@ BOOST_AUTO_TEST_CASE(ledger_every_task_ends_exactly_once) {
     cfg.escalate = (i % 4 == 2);  // two of the shutdown() iterations end in a racing shutdown_now()
     cfg.one_shots_per_producer = per_producer;
     cfg.timer_waits_per_armer = waits_per_armer;
+    cfg.flaky_threads = (i % 3 == 0);      // iterations 0, 3, 6: both kinds of shutdown
+    cfg.rejection_handler = (i % 3 == 1);  // iterations 1, 4, 7
     BOOST_TEST_CONTEXT("iteration " << i << " seed " << cfg.seed) {
       const outcome_counts c = run_iteration(cfg);
       BOOST_TEST_MESSAGE("  " << c.str());
@@ -522,6 +570,7 @@ BOOST_AUTO_TEST_CASE(ledger_every_task_ends_exactly_once) {
   BOOST_TEST(all.ran > 0u);
   BOOST_TEST(all.cancelled > 0u);
   BOOST_TEST(all.rejected > 0u);
+  BOOST_TEST(all.failed_thread_starts > 0u);
   BOOST_TEST(all.pending_ran > 0u);
   BOOST_TEST(all.pending_dropped > 0u);
   BOOST_TEST(all.periodic_runs > 0u);

@@ -12,6 +12,8 @@
 #include <chronopool/detail/task_ptr.hpp>
 #include <chronopool/detail/pool_wait_op.hpp>
 #include <chronopool/pool_options.hpp>
+#include <chronopool/pool_thread.hpp>
+#include <chronopool/rejected_task.hpp>
 #include <chronopool/pool_stats.hpp>
 #include <chronopool/run_state.hpp>
 
@@ -19,6 +21,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -92,6 +95,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::atomic<bool> execute_delayed_after_shutdown;
   std::atomic<bool> remove_on_cancel;
   std::atomic<rejection_policy> rejection;
+  void set_rejection_handler(std::function<void(rejected_task&)> handler);
+  bool has_rejection_handler() const;
 
   pool_stats stats() const;
   std::size_t pool_size() const;
@@ -110,7 +115,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
 
  private:
   struct worker {
-    std::thread thread;
+    pool_thread thread;
     std::size_t index = 0;
     bool exited = false;         // guarded by mutex_; set as the thread leaves
     std::mutex current_mutex;    // guards current
@@ -152,9 +157,22 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   enum class offer_outcome { kept, withdrawn };
   offer_outcome settle_after_offer(const task_ptr& t);
   void reject(const task_ptr& t, const char* where, bool after_shutdown);
+  /// A user's rejection handler's part of reject().
+  void reject_to_handler(const std::function<void(rejected_task&)>& handler, const task_ptr& t, const char* where,
+                         rejection_reason reason);
   void ensure_prestart();
+  /// After @p t was queued: makes sure a thread will run it. When no thread
+  /// can be started and none runs, takes @p t back out and rethrows (the
+  /// caller settles it); while others run, reports the failure and keeps it.
+  void ensure_thread_for(task_base& t);
   /// Starts a thread if fewer than @p limit are alive and the state allows.
+  /// Throws what starting it threw (the thread factory's error).
   bool add_worker(std::size_t limit);
+  /// Starts the thread of @p w (index set), with the thread factory or the
+  /// default one. Called with mutex_ held. Throws when no thread runs the
+  /// body; returns a failure to report when the factory failed after its
+  /// thread had already started the body (null otherwise).
+  std::exception_ptr start_thread(worker& w);
   void run_worker(worker& w);
   /// The next task or posted function; neither when the thread must retire.
   delayed_work_queue::wait_result get_work();
@@ -182,6 +200,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   mutable std::mutex mutex_;  // guards workers_, largest_, next_index_, state transitions
   std::condition_variable termination_cv_;
   std::list<worker> workers_;
+  mutable std::mutex handler_mutex_;  // guards rejection_handler_
+  std::shared_ptr<const std::function<void(rejected_task&)>> rejection_handler_;
   std::size_t largest_ = 0;
   std::size_t next_index_ = 0;
   pool_wait_op* termination_waiters_ = nullptr;  // newest first; guarded by mutex_

@@ -23,6 +23,33 @@ void scheduled_thread_pool::execute(F&& f) {
   enqueue(t, "execute");
 }
 
+template <class Clock, class Duration>
+auto scheduled_thread_pool::steady_deadline(std::chrono::time_point<Clock, Duration> deadline) -> time_point {
+  if constexpr (std::is_same_v<Clock, clock>) {
+    return time_point(detail::saturating_duration(deadline.time_since_epoch(), "deadline"));
+  } else {
+    // Another clock: measure the distance once, now, and keep it on steady time.
+    return detail::steady_deadline_of(deadline, "deadline");
+  }
+}
+
+template <class Rep, class Period, class F>
+  requires detail::task_callable<F>
+void scheduled_thread_pool::execute_after(std::chrono::duration<Rep, Period> delay, F&& f) {
+  const time_point deadline = detail::deadline_after(clock::now(), detail::saturating_duration(delay, "delay"));
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), deadline, "execute_after");
+  t->set_reports_errors(true);
+  enqueue(t, "execute_after");
+}
+
+template <class Clock, class Duration, class F>
+  requires detail::task_callable<F>
+void scheduled_thread_pool::execute_at(std::chrono::time_point<Clock, Duration> deadline, F&& f) {
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline(deadline), "execute_at");
+  t->set_reports_errors(true);
+  enqueue(t, "execute_at");
+}
+
 template <class F>
   requires detail::task_callable<F>
 auto scheduled_thread_pool::submit(F&& f) -> scheduled_future<detail::callable_result_t<F>> {
@@ -45,14 +72,7 @@ template <class Clock, class Duration, class F>
   requires detail::task_callable<F>
 auto scheduled_thread_pool::schedule_at(std::chrono::time_point<Clock, Duration> deadline, F&& f)
     -> scheduled_future<detail::callable_result_t<F>> {
-  time_point steady_deadline;
-  if constexpr (std::is_same_v<Clock, clock>) {
-    steady_deadline = time_point(detail::saturating_duration(deadline.time_since_epoch(), "deadline"));
-  } else {
-    // Another clock: measure the distance once, now, and keep it on steady time.
-    steady_deadline = detail::steady_deadline_of(deadline, "deadline");
-  }
-  detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline, "schedule_at");
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline(deadline), "schedule_at");
   enqueue(t, "schedule_at");
   return scheduled_future<detail::callable_result_t<F>>(std::move(t));
 }
