@@ -2,6 +2,8 @@
 // termination. Java's ScheduledThreadPoolExecutor/ThreadPoolExecutor logic,
 // with the decisions documented in scheduled_thread_pool.hpp.
 #include <chronopool/detail/pool_core.hpp>
+
+#include <chronopool/detail/exception_text.hpp>
 #include <chronopool/errors.hpp>
 
 #include <fmt/format.h>
@@ -32,16 +34,6 @@ thread_local const pool_core* aborting_waits_of = nullptr;
 // One nanosecond is the smallest slack the kernel accepts (0 means "the
 // default"). Failure only costs precision, so it is ignored.
 void minimise_timer_slack() noexcept { ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
-
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "an exception not derived from std::exception";
-  }
-}
 
 scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
   if (o.core_pool_size > 4096)
@@ -581,7 +573,7 @@ void pool_core::report_error(std::exception_ptr error, const task_base& t) noexc
       const task_view view(t);
       options_.error_handler(error, &view);
     } else {
-      fmt::print(stderr, "chronopool: task #{} failed: {}\n", t.sequence(), describe(error));
+      fmt::print(stderr, "chronopool: task #{} failed: {}\n", t.sequence(), exception_text(error));
     }
   } catch (...) {
     // An error handler that throws has nowhere left to report to.
@@ -593,7 +585,7 @@ void pool_core::report_untied_error(std::exception_ptr error, const char* source
     if (options_.error_handler) {
       options_.error_handler(error, nullptr);
     } else {
-      fmt::print(stderr, "chronopool: {} threw: {}\n", source, describe(error));
+      fmt::print(stderr, "chronopool: {} threw: {}\n", source, exception_text(error));
     }
   } catch (...) {
   }
