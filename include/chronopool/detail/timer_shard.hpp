@@ -242,11 +242,12 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   inline_abort_chunk* chunk_at_end_locked(wait_list& list, const inline_wait_ops* ops) noexcept;
   /// Takes back a delivered chunk (any thread, no lock).
   void give_chunk(inline_abort_chunk* c) noexcept;
-  /// Queues aborted @p op (a block) in the abort batch.
-  void batch_locked(wait_op_base& op, after_unlock& later) noexcept;
+  /// Queues aborted @p op (a block) in the abort batch. (Inline, as is the
+  /// next: in timer_shard_internal.hpp, for every file that aborts waits.)
+  inline void batch_locked(wait_op_base& op, after_unlock& later) noexcept;
   /// One more wait in the abort batch (a block, or a chunk's record): it
   /// counts for take_batch(), and a drain is posted unless one is on its way.
-  void joined_batch_locked(after_unlock& later) noexcept;
+  inline void joined_batch_locked(after_unlock& later) noexcept;
 
   // ---- a timer's inline wait leaving the timer (see timer_impl) ----------------
   // Wherever it leaves the index it leaves the timer too, under the same
