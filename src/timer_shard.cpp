@@ -133,12 +133,12 @@ void timer_shard::take_all_locked(wait_list& out, after_unlock& later) noexcept 
   });
   while (!batch_.empty()) out.push_back(batch_.pop_front());
   n += std::exchange(batch_waits_, 0);
-  // Stranded inline waits go too (fired or aborted ones were still held).
-  for (timer_impl* t = stranded_; t != nullptr; t = t->next_stranded()) {
-    if (t->stranded() == timer_impl::stranded_as::dropped) continue;
-    t->set_stranded(timer_impl::stranded_as::dropped);
+  // Parked inline waits go too (fired or aborted ones were still held).
+  for (timer_impl* t = parked_; t != nullptr; t = t->next_parked()) {
+    if (t->parked() == timer_impl::parked_as::dropped) continue;
+    t->set_parked(timer_impl::parked_as::dropped);
     ++n;
-    later.drop_stranded = true;
+    later.drop_parked = true;
   }
   drain_posted_ = false;
   release_locked(n, later);

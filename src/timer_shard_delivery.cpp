@@ -176,8 +176,8 @@ wait_list timer_shard::take_batch(std::size_t stay_from, bool& stays) noexcept {
   after_unlock later(*this);
   wait_list list;
   std::lock_guard lock(mutex_);
-  if (stranded_ != nullptr) [[unlikely]]
-    retry_stranded_locked(later);
+  if (parked_ != nullptr) [[unlikely]]
+    retry_parked_locked(later);
   list.swap(batch_);
   stays = stay_from != 0 && batch_waits_ >= stay_from;
   drain_posted_ = stays;
@@ -338,8 +338,8 @@ class fired_timer_finder {
 
 void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexcept {
   drain_inbox_locked(later);
-  if (stranded_ != nullptr) [[unlikely]]
-    retry_stranded_locked(later);
+  if (parked_ != nullptr) [[unlikely]]
+    retry_parked_locked(later);
   const time_point now = clock::now();
   fired_timer_finder find_timer;
   chunk_ends.start(nullptr);
@@ -353,7 +353,7 @@ void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexce
       auto& t = static_cast<timer_impl&>(node);
       fired = evacuate_inline_locked(t, true);
       if (fired == nullptr) {
-        strand_locked(t, timer_impl::stranded_as::fired, later);
+        park_locked(t, timer_impl::parked_as::fired, later);
         continue;
       }
       find_timer.note(*fired, &t);

@@ -65,7 +65,7 @@ void timer_shard::give_chunk(inline_abort_chunk* c) noexcept {
 
 wait_op_base* timer_shard::evacuate_inline_locked(timer_impl& t, bool linked) noexcept {
   wait_op_base* const b = t.inline_ops()->evacuate(t);
-  if (b == nullptr) return nullptr;  // out of memory: the caller strands it
+  if (b == nullptr) return nullptr;  // out of memory: the caller parks it
   if (linked) {
     // In the inline wait's place: the oldest of the timer's waits.
     if (wait_op_base* const first = t.first.load(std::memory_order_relaxed)) {
@@ -113,7 +113,7 @@ void timer_shard::abort_inline_locked(timer_impl& t, after_unlock& later, bool p
     later.complete_here = &t;
     return;
   }
-  strand_locked(t, timer_impl::stranded_as::aborted, later);
+  park_locked(t, timer_impl::parked_as::aborted, later);
 }
 
 void timer_shard::drop_inline_locked(timer_impl& t, wait_list& into, after_unlock& later) noexcept {
@@ -126,7 +126,7 @@ void timer_shard::drop_inline_locked(timer_impl& t, wait_list& into, after_unloc
     into.push_back(b);
     return;
   }
-  strand_locked(t, timer_impl::stranded_as::dropped, later);
+  park_locked(t, timer_impl::parked_as::dropped, later);
 }
 
 }  // namespace chronopool::detail

@@ -80,7 +80,7 @@ struct after_unlock {
   // here (or, complete_here_drops, destroyed uncalled) as a last resort.
   timer_impl* complete_here = nullptr;
   bool complete_here_drops = false;
-  bool drop_stranded = false;  // inline waits dropped in a shutdown wait in the stranded list
+  bool drop_parked = false;  // inline waits dropped in a shutdown wait in the parked list
 
   /// The noexcept part, then the submission, which may throw.
   void run() {
@@ -103,9 +103,9 @@ struct after_unlock {
   void finish() noexcept {
     if (!dropped.empty()) timer_shard::discard(dropped);
     if (complete_here != nullptr) finish_here();
-    if (drop_stranded) {
-      drop_stranded = false;
-      shard.drop_stranded();
+    if (drop_parked) {
+      drop_parked = false;
+      shard.drop_parked();
     }
     if (post_drain) {
       post_drain = false;

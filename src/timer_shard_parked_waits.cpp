@@ -1,5 +1,5 @@
-// Inline waits parked in the shard's stranded list when no memory could be had
-// to move them out of their timers: retried, settled by a call on the timer, dropped.
+// Inline waits parked on the shard's list when no memory could be had to move
+// them out of their timers: retried, settled by a call on the timer, dropped.
 #include <chronopool/detail/timer_shard.hpp>
 
 #include "timer_shard_internal.hpp"
@@ -8,12 +8,12 @@
 
 namespace chronopool::detail {
 
-void timer_shard::strand_locked(timer_impl& t, timer_impl::stranded_as as, after_unlock& later) noexcept {
-  t.set_stranded(as);
-  t.set_next_stranded(stranded_);
-  stranded_ = &t;
-  if (as == timer_impl::stranded_as::dropped) {
-    later.drop_stranded = true;
+void timer_shard::park_locked(timer_impl& t, timer_impl::parked_as as, after_unlock& later) noexcept {
+  t.set_parked(as);
+  t.set_next_parked(parked_);
+  parked_ = &t;
+  if (as == timer_impl::parked_as::dropped) {
+    later.drop_parked = true;
   } else if (!drain_posted_) {
     // The abort drain tries again (and every collect); until memory is
     // back, it waits in the list, never lost, never run twice.
@@ -22,45 +22,45 @@ void timer_shard::strand_locked(timer_impl& t, timer_impl::stranded_as as, after
   }
 }
 
-void timer_shard::unlink_stranded_locked(timer_impl* prev, timer_impl& t) noexcept {
+void timer_shard::unlink_parked_locked(timer_impl* prev, timer_impl& t) noexcept {
   if (prev != nullptr) {
-    prev->set_next_stranded(t.next_stranded());
+    prev->set_next_parked(t.next_parked());
   } else {
-    stranded_ = t.next_stranded();
+    parked_ = t.next_parked();
   }
-  t.set_next_stranded(nullptr);
+  t.set_next_parked(nullptr);
 }
 
-bool timer_shard::unstrand_locked(timer_impl& t) noexcept {
+bool timer_shard::unpark_locked(timer_impl& t) noexcept {
   timer_impl* prev = nullptr;
-  for (timer_impl* p = stranded_; p != nullptr; prev = p, p = p->next_stranded()) {
+  for (timer_impl* p = parked_; p != nullptr; prev = p, p = p->next_parked()) {
     if (p != &t) continue;
-    unlink_stranded_locked(prev, t);
+    unlink_parked_locked(prev, t);
     return true;
   }
   return false;
 }
 
-void timer_shard::retry_stranded_locked(after_unlock& later) noexcept {
+void timer_shard::retry_parked_locked(after_unlock& later) noexcept {
   timer_impl* prev = nullptr;
-  for (timer_impl* t = stranded_; t != nullptr;) {
-    timer_impl* const after = t->next_stranded();
-    const auto as = t->stranded();
-    // A dropped one waits for the shutdown's drop_stranded().
-    if (as != timer_impl::stranded_as::dropped) {
-      t->set_stranded(timer_impl::stranded_as::none);
-      unlink_stranded_locked(prev, *t);
-      if (batch_inline_locked(*t, as == timer_impl::stranded_as::aborted, later)) {
+  for (timer_impl* t = parked_; t != nullptr;) {
+    timer_impl* const after = t->next_parked();
+    const auto as = t->parked();
+    // A dropped one waits for the shutdown's drop_parked().
+    if (as != timer_impl::parked_as::dropped) {
+      t->set_parked(timer_impl::parked_as::none);
+      unlink_parked_locked(prev, *t);
+      if (batch_inline_locked(*t, as == timer_impl::parked_as::aborted, later)) {
         t = after;
         continue;
       }
       // Still out of memory: back in its place.
-      t->set_stranded(as);
-      t->set_next_stranded(after);
+      t->set_parked(as);
+      t->set_next_parked(after);
       if (prev != nullptr) {
-        prev->set_next_stranded(t);
+        prev->set_next_parked(t);
       } else {
-        stranded_ = t;
+        parked_ = t;
       }
     }
     prev = t;
@@ -68,10 +68,10 @@ void timer_shard::retry_stranded_locked(after_unlock& later) noexcept {
   }
 }
 
-void timer_shard::drop_stranded() noexcept {
+void timer_shard::drop_parked() noexcept {
   // One at a time, each handler moved out of its timer under the lock and
   // destroyed outside it: destroying one may destroy other timers (a
-  // coroutine's frame), whose own stranded waits their destructors then
+  // coroutine's frame), whose own parked waits their destructors then
   // take out of the list.
   for (;;) {
     alignas(void*) unsigned char handler[sizeof(void*)];
@@ -79,13 +79,13 @@ void timer_shard::drop_stranded() noexcept {
     {
       std::lock_guard lock(mutex_);
       timer_impl* prev = nullptr;
-      timer_impl* t = stranded_;
-      while (t != nullptr && t->stranded() != timer_impl::stranded_as::dropped) {
+      timer_impl* t = parked_;
+      while (t != nullptr && t->parked() != timer_impl::parked_as::dropped) {
         prev = t;
-        t = t->next_stranded();
+        t = t->next_parked();
       }
       if (t == nullptr) return;
-      unlink_stranded_locked(prev, *t);
+      unlink_parked_locked(prev, *t);
       ops = t->inline_ops();
       ops->relocate(handler, t->inline_storage());
       t->free_inline();
@@ -94,14 +94,14 @@ void timer_shard::drop_stranded() noexcept {
   }
 }
 
-std::size_t timer_shard::settle_stranded_of_locked(timer_impl& t, after_unlock& later) noexcept {
-  // A call on the timer found its inline wait stranded: it leaves the timer
+std::size_t timer_shard::settle_parked_of_locked(timer_impl& t, after_unlock& later) noexcept {
+  // A call on the timer found its inline wait parked: it leaves the timer
   // now (the call keeps the timer alive until it returns). A fired one is
   // still cancellable, as a fired block not claimed yet is: it counts.
-  const auto as = t.stranded();
-  if (as == timer_impl::stranded_as::none || !unstrand_locked(t)) return 0;
-  t.set_stranded(timer_impl::stranded_as::none);
-  if (as == timer_impl::stranded_as::dropped) {
+  const auto as = t.parked();
+  if (as == timer_impl::parked_as::none || !unpark_locked(t)) return 0;
+  t.set_parked(timer_impl::parked_as::none);
+  if (as == timer_impl::parked_as::dropped) {
     later.complete_here = &t;  // destroyed uncalled there: the context is going
     later.complete_here_drops = true;
     return 0;
@@ -111,7 +111,7 @@ std::size_t timer_shard::settle_stranded_of_locked(timer_impl& t, after_unlock& 
     release_locked(1, later);
     later.complete_here = &t;
   }
-  return as == timer_impl::stranded_as::fired ? 1 : 0;
+  return as == timer_impl::parked_as::fired ? 1 : 0;
 }
 
 }  // namespace chronopool::detail

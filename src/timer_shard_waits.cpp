@@ -456,7 +456,7 @@ std::size_t timer_shard::cancel(timer_impl& t, const time_point* expiry) {
     s.abort_inline_locked(t, later, false, true);
     ++n;
   }
-  n += s.settle_stranded_of_locked(t, later);
+  n += s.settle_parked_of_locked(t, later);
   while (wait_op_base* op = t.first.load(std::memory_order_relaxed)) {
     s.abort_locked(*op, later, &t);
     ++n;
@@ -472,7 +472,7 @@ std::size_t timer_shard::cancel_one(timer_impl& t) {
   timer_shard& s = lock_home(t, lock);
   after_unlock later(s);
   s.drain_inbox_locked(later);
-  if (inline_queued(t) || s.settle_stranded_of_locked(t, later) != 0) {
+  if (inline_queued(t) || s.settle_parked_of_locked(t, later) != 0) {
     // The oldest wait.
     if (inline_queued(t)) s.abort_inline_locked(t, later, false, true);
     s.rewake_locked(later, true);
@@ -518,16 +518,16 @@ void timer_shard::move_timer(timer_impl& to, timer_impl& from) noexcept {
   to.set_expiry(from.expiry());
   if (const inline_wait_ops* ops = from.inline_ops()) {
     // Its inline wait moves with the object: queued (the drain took it in),
-    // it keeps its place in the index; stranded, its place in that list.
+    // it keeps its place in the index; parked, its place in that list.
     ops->relocate(to.inline_storage(), from.inline_storage());
-    if (from.stranded() != timer_impl::stranded_as::none) {
+    if (from.parked() != timer_impl::parked_as::none) {
       timer_impl* prev = nullptr;
-      for (timer_impl* p = home.stranded_; p != &from; p = p->next_stranded()) prev = p;
-      to.set_next_stranded(from.next_stranded());
+      for (timer_impl* p = home.parked_; p != &from; p = p->next_parked()) prev = p;
+      to.set_next_parked(from.next_parked());
       if (prev != nullptr) {
-        prev->set_next_stranded(&to);
+        prev->set_next_parked(&to);
       } else {
-        home.stranded_ = &to;
+        home.parked_ = &to;
       }
     } else {
       to.set_sequence(from.sequence());
