@@ -1,5 +1,8 @@
-// The heap and far tier behind both queues. See detail/deadline_index.hpp.
+// The heap, run, wheel and far tier behind both queues: inserting, erasing and
+// taking nodes in deadline order. See detail/deadline_index.hpp.
 #include <chronopool/detail/deadline_index.hpp>
+
+#include "deadline_index_internal.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -57,28 +60,6 @@ void deadline_index::sift_down(std::size_t i) noexcept {
   }
   place(i, e);
 }
-
-namespace {
-
-/// A tier bucket (or the "never" list) gives most of its buffer back once it
-/// holds less than a 64th of it. A server that drops its connections, or a
-/// pool whose far tasks are cancelled, would otherwise keep the buffers of
-/// its peak for good (a million cancelled far timers kept 7.6 MiB of
-/// bucket). The heap is left alone: it empties as its nodes fire, and
-/// freeing a big buffer is slow where it matters most (giving 8 MiB back to
-/// the system takes ~6 ms on these VMs: a heap shrinking as a million timers
-/// fired stalled the last of them, `fire` 1M p99 1.0 -> 1.4-1.6 ms).
-/// Shrinking to four times the size keeps pushes and erases amortised O(1).
-constexpr std::size_t keep_capacity = 1024;  // small buffers are not worth a copy
-
-template <class Buffer>
-bool sparse(const Buffer& v) noexcept {
-  return v.capacity() > keep_capacity && v.size() < v.capacity() / 64;
-}
-
-std::size_t shrunk_capacity(std::size_t size) noexcept { return std::max(keep_capacity, 4 * size); }
-
-}  // namespace
 
 void deadline_index::push_entry(index_node* n) {
   heap_.push_back(entry::of(n));  // may throw (allocation): nothing changed yet
@@ -534,138 +515,6 @@ bool deadline_index::relocate(index_node& from, index_node& to) noexcept {
   return true;
 }
 
-// ---- giving a sparse buffer back ---------------------------------------------------------
-
-deadline_index::node_buffer& deadline_index::buffer_of(const shrink_request& r) noexcept {
-  switch (r.in) {
-    case shrink_request::where::tier: return tier_[r.bucket];
-    case shrink_request::where::stale: return stale_[r.bucket];
-    case shrink_request::where::never: break;
-  }
-  return never_;
-}
-
-std::optional<deadline_index::shrink_request> deadline_index::next_shrink() noexcept {
-  // A mark names a place, not a buffer: a rebase may have swapped another
-  // buffer in since. Whatever is there is shrunk if it is sparse.
-  using where = shrink_request::where;
-  for (auto [marks, in] : {std::pair{&shrink_tier_, where::tier}, std::pair{&shrink_stale_, where::stale}}) {
-    while (*marks != 0) {
-      const auto j = static_cast<std::uint8_t>(std::countr_zero(*marks));
-      shrink_request r{in, j, 0};
-      const auto& v = buffer_of(r);
-      if (sparse(v)) {
-        r.capacity = shrunk_capacity(v.size());
-        return r;
-      }
-      *marks &= *marks - 1;
-    }
-  }
-  if (shrink_never_) {
-    if (sparse(never_)) return shrink_request{where::never, 0, shrunk_capacity(never_.size())};
-    shrink_never_ = false;
-  }
-  return std::nullopt;
-}
-
-void deadline_index::shrink(const shrink_request& r, node_buffer& smaller) noexcept {
-  using where = shrink_request::where;
-  if (r.in == where::never) {
-    shrink_never_ = false;
-  } else {
-    (r.in == where::tier ? shrink_tier_ : shrink_stale_) &= ~(std::uint64_t{1} << r.bucket);
-  }
-  auto& v = buffer_of(r);
-  // Erased from or pushed to since the request: still worth it, and still fits?
-  if (!sparse(v) || !smaller.empty() || smaller.capacity() < v.size() || smaller.capacity() >= v.capacity()) return;
-  smaller.assign_within_capacity(v.begin(), v.end());
-  v.swap(smaller);
-  smaller.clear();
-}
-
-void deadline_index::shrink_now() noexcept {
-  struct no_lock {
-    void lock() noexcept {}
-    void unlock() noexcept {}
-  } none;
-  shrink_index_buffers(*this, none);
-}
-
-void deadline_index::rebase(key to, key now, bool at_once) noexcept {
-  // The nodes set aside last time first (usually moved long ago): they are
-  // relative to the reference time this replaces.
-  if (!move_all_stale()) return;  // out of memory: a later advance retries
-  // Buckets at or below the highest bit in which the reference time changes
-  // are set aside to be redistributed: their nodes go to the heap (those
-  // below bucket `top`, all due before `to`, and those of bucket `top` due
-  // before the new near limit) or to lower buckets. Those above keep their
-  // meaning (their nodes share the same higher bits with the new reference
-  // time as with the old one).
-  // The wheel first reaches as far as the new near window: usually it does.
-  if (!wheel_cover(window_end(to))) return;  // out of memory: a later advance retries
-  const auto top = static_cast<unsigned>(std::bit_width(base_ ^ to) - 1);
-  const std::uint64_t affected = tier_mask_ & (top == 63 ? ~std::uint64_t{0} : (std::uint64_t{2} << top) - 1);
-  stale_floor_ = near_limit_;
-  set_base(to);
-  if (affected == 0) return;
-  // A swap per bucket: no node is touched here. stale_[j] is empty, with the
-  // buffer of the bucket that went through last time.
-  for (std::uint64_t m = affected; m != 0; m &= m - 1) {
-    const auto j = static_cast<unsigned>(std::countr_zero(m));
-    tier_[j].swap(stale_[j]);
-    tier_count_ -= stale_[j].size();
-    stale_count_ += stale_[j].size();
-  }
-  tier_mask_ &= ~affected;
-  stale_mask_ = affected;
-  if (at_once || stale_count_ <= whole_move) {
-    move_all_stale();
-    return;
-  }
-  last_slice_ = now;
-}
-
-void deadline_index::move_stale_share(key now) noexcept {
-  // Done half a window before the first set-aside node can be due; until
-  // then, at each turn at least 1/1024 window after the last, the share of
-  // what is left that the time since the last turn is of the time left.
-  const key half = key{1} << (near_bits_ - 1);
-  const key done_by = stale_floor_ - std::min(stale_floor_, half);
-  if (now >= done_by) {
-    move_all_stale();
-    last_slice_ = now;  // out of memory: the owner retries at the next turn, not at once
-    return;
-  }
-  if (now < last_slice_ || now - last_slice_ < (key{1} << (near_bits_ - std::min(near_bits_, min_turn_log2))))
-    return;
-  const double share = static_cast<double>(now - last_slice_) / static_cast<double>(done_by - last_slice_);
-  move_stale(static_cast<std::size_t>(std::ceil(static_cast<double>(stale_count_) * share)));
-  last_slice_ = now;
-}
-
-void deadline_index::move_stale(std::size_t limit) noexcept {
-  while (limit != 0 && stale_mask_ != 0) {
-    const auto j = static_cast<unsigned>(std::countr_zero(stale_mask_));
-    auto& bucket = stale_[j];
-    for (; limit != 0 && !bucket.empty(); --limit) {
-      index_node* const n = bucket.back();
-      const key k = key_of(n->deadline());
-      try {
-        if (k < near_limit_) {
-          near_push(n, k);
-        } else {
-          tier_push(n, k);  // a lower bucket than j's, relative to the new reference time
-        }
-      } catch (...) {
-        return;  // out of memory: nothing changed for this node, it stays set aside
-      }
-      bucket.pop_back();
-      --stale_count_;
-    }
-    if (bucket.empty()) stale_mask_ &= ~(std::uint64_t{1} << j);
-  }
-}
-
 void deadline_index::pull_earliest() noexcept {
   if (!move_all_stale()) return;  // out of memory: heap_front() stays null
   if (!near_empty()) return;
@@ -769,90 +618,9 @@ std::optional<time_point> deadline_index::wake_time() const noexcept {
   return wake;
 }
 
-std::size_t deadline_index::reserved_bytes() const noexcept {
-  std::size_t n = heap_.capacity() * sizeof(entry) + never_.capacity() * sizeof(index_node*);
-  n += run_.capacity() * sizeof(entry);
-  n += slot_pool_.reserved_bytes();
-  for (const auto* array : {&tier_, &stale_})
-    for (const auto& bucket : *array) n += bucket.capacity() * sizeof(index_node*);
-  return n;
-}
-
 void deadline_index::extract_all(std::vector<index_node*>& out) {
   out.reserve(out.size() + size());  // may throw: nothing changed yet
   clear([&](index_node& n) { out.push_back(&n); });
-}
-
-bool deadline_index::check_invariants() const noexcept {
-  for (std::size_t i = 0; i < heap_.size(); ++i) {
-    const entry& e = heap_[i];
-    if (e.node->heap_index != i) return false;
-    // The inline key must still be the node's key.
-    if (e.deadline != e.node->deadline().time_since_epoch().count() || e.sequence != e.node->sequence()) return false;
-    if (i > 0 && e < heap_[(i - 1) / arity]) return false;
-    if (key_of(e.deadline) >= near_limit_ || key_of(e.deadline) >= heap_limit_ || is_never(time_point(duration(e.deadline))))
-      return false;
-  }
-  // The run: sorted (tombstones keep their keys), below the limit, its
-  // front live, every live node knowing its id.
-  std::size_t in_run = 0;
-  if (run_pos_ > run_.size() || (run_pos_ < run_.size() && run_[run_pos_].node == nullptr)) return false;
-  for (std::size_t p = run_pos_; p < run_.size(); ++p) {
-    const entry& e = run_[p];
-    if (p > run_pos_ && e < run_[p - 1]) return false;
-    if (key_of(e.deadline) >= heap_limit_ || key_of(e.deadline) >= near_limit_) return false;
-    if (e.node == nullptr) continue;
-    ++in_run;
-    if (e.node->heap_index != (run_tag | (run_origin_ + p))) return false;
-    if (e.deadline != e.node->deadline().time_since_epoch().count() || e.sequence != e.node->sequence()) return false;
-  }
-  if (in_run != run_count_) return false;
-  std::size_t in_wheel = 0;
-  const key span = static_cast<key>(wheel_slots) << slot_bits_;
-  for (std::size_t s = 0; s < wheel_slots; ++s) {
-    if (((wheel_mask_[s / 64] >> (s % 64) & 1) != 0) == wheel_[s].empty()) return false;
-    for (std::size_t pos = 0; pos < wheel_[s].size(); ++pos) {
-      const entry& e = wheel_[s][pos];
-      if (e.node->heap_index != (wheel_tag | (s << bucket_shift) | pos)) return false;
-      if (e.deadline != e.node->deadline().time_since_epoch().count() || e.sequence != e.node->sequence()) return false;
-      // After every heap node, before the tier, within the ring, in its slot.
-      const key k = key_of(e.deadline);
-      if (k < heap_limit_ || k >= near_limit_ || k - heap_limit_ >= span || slot_of(k) != s || k < wheel_floor_)
-        return false;
-    }
-    in_wheel += wheel_[s].size();
-  }
-  if (in_wheel != wheel_count_) return false;
-  std::size_t in_tier = 0;
-  for (std::size_t j = 0; j < buckets; ++j) {
-    const bool marked = (tier_mask_ >> j & 1) != 0;
-    if (marked == tier_[j].empty()) return false;
-    for (std::size_t pos = 0; pos < tier_[j].size(); ++pos) {
-      const index_node* n = tier_[j][pos];
-      if (n->heap_index != (tier_tag | (j << bucket_shift) | pos)) return false;
-      const key k = key_of(n->deadline());
-      // In the tier only when not near, and in the bucket its key names.
-      if (k < near_limit_ || is_never(n->deadline())) return false;
-      if (static_cast<std::size_t>(std::bit_width(k ^ base_) - 1) != j) return false;
-    }
-    in_tier += tier_[j].size();
-  }
-  if (in_tier != tier_count_) return false;
-  std::size_t set_aside = 0;
-  for (std::size_t j = 0; j < buckets; ++j) {
-    if (((stale_mask_ >> j & 1) != 0) == stale_[j].empty()) return false;
-    for (std::size_t pos = 0; pos < stale_[j].size(); ++pos) {
-      const index_node* n = stale_[j][pos];
-      if (n->heap_index != (tier_tag | (j << bucket_shift) | pos)) return false;
-      // None may be due before the floor the heap's front is measured against.
-      if (key_of(n->deadline()) < stale_floor_ || is_never(n->deadline())) return false;
-    }
-    set_aside += stale_[j].size();
-  }
-  if (set_aside != stale_count_) return false;
-  for (std::size_t pos = 0; pos < never_.size(); ++pos)
-    if (never_[pos]->heap_index != (never_tag | pos) || !is_never(never_[pos]->deadline())) return false;
-  return true;
 }
 
 }  // namespace chronopool::detail

@@ -459,7 +459,7 @@ BOOST_AUTO_TEST_CASE(an_inline_wait_cancelled_with_no_memory_left_completes_once
 
 BOOST_AUTO_TEST_CASE(an_inline_wait_firing_with_memory_short_completes_once) {
   // Every allocation on the firing thread fails from the n-th on: the wait
-  // that cannot leave its timer is stranded, and completes (with success)
+  // that cannot leave its timer is parked, and completes (with success)
   // once memory is back and the shard is busy again (another wait here).
   const int failed = sweep_allocations([&](std::size_t n) {
     asio::io_context io;

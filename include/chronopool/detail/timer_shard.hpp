@@ -242,18 +242,19 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   inline_abort_chunk* chunk_at_end_locked(wait_list& list, const inline_wait_ops* ops) noexcept;
   /// Takes back a delivered chunk (any thread, no lock).
   void give_chunk(inline_abort_chunk* c) noexcept;
-  /// Queues aborted @p op (a block) in the abort batch.
-  void batch_locked(wait_op_base& op, after_unlock& later) noexcept;
+  /// Queues aborted @p op (a block) in the abort batch. (Inline, as is the
+  /// next: in timer_shard_internal.hpp, for every file that aborts waits.)
+  inline void batch_locked(wait_op_base& op, after_unlock& later) noexcept;
   /// One more wait in the abort batch (a block, or a chunk's record): it
   /// counts for take_batch(), and a drain is posted unless one is on its way.
-  void joined_batch_locked(after_unlock& later) noexcept;
+  inline void joined_batch_locked(after_unlock& later) noexcept;
 
   // ---- a timer's inline wait leaving the timer (see timer_impl) ----------------
   // Wherever it leaves the index it leaves the timer too, under the same
   // lock: into a block of its own, or (aborted, dropped) a record of a
   // chunk. When no memory can be had, a call on the timer completes it on
   // its own thread once unlocked (the call keeps the timer alive); anywhere
-  // else it is stranded: it stays in the timer, in the shard's stranded
+  // else it is parked: it stays in the timer, in the shard's parked
   // list, until a later abort drain or collect moves it out (or the timer's
   // next call, or a shutdown). Never lost, never completed twice.
 
@@ -271,17 +272,17 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void abort_inline_locked(timer_impl& t, after_unlock& later, bool popped, bool pinned) noexcept;
   /// Drops @p t's inline wait (a shutdown) into @p into, destroyed uncalled.
   void drop_inline_locked(timer_impl& t, wait_list& into, after_unlock& later) noexcept;
-  void strand_locked(timer_impl& t, timer_impl::stranded_as as, after_unlock& later) noexcept;
-  void unlink_stranded_locked(timer_impl* prev, timer_impl& t) noexcept;
-  /// Takes @p t out of the stranded list; false when it is not in it.
-  bool unstrand_locked(timer_impl& t) noexcept;
-  /// Moves what it can of the stranded list out of the timers.
-  void retry_stranded_locked(after_unlock& later) noexcept;
-  /// A call on @p t found its inline wait stranded: it leaves the timer now;
+  void park_locked(timer_impl& t, timer_impl::parked_as as, after_unlock& later) noexcept;
+  void unlink_parked_locked(timer_impl* prev, timer_impl& t) noexcept;
+  /// Takes @p t out of the parked list; false when it is not in it.
+  bool unpark_locked(timer_impl& t) noexcept;
+  /// Moves what it can of the parked list out of the timers.
+  void retry_parked_locked(after_unlock& later) noexcept;
+  /// A call on @p t found its inline wait parked: it leaves the timer now;
   /// 1 when it was a fired one (cancelled by the call), else 0.
-  std::size_t settle_stranded_of_locked(timer_impl& t, after_unlock& later) noexcept;
-  /// Destroys the stranded inline waits dropped in a shutdown (unlocked).
-  void drop_stranded() noexcept;
+  std::size_t settle_parked_of_locked(timer_impl& t, after_unlock& later) noexcept;
+  /// Destroys the parked inline waits dropped in a shutdown (unlocked).
+  void drop_parked() noexcept;
   /// @p t's inline wait is queued in this shard's index.
   static bool inline_queued(const timer_impl& t) noexcept {
     return t.inline_ops() != nullptr && t.heap_index != index_node::not_queued;
@@ -371,7 +372,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::uint64_t next_sequence_ = 0;  // FIFO among equal deadlines (waits in the inbox take theirs as drained)
   wait_list batch_;              // cancelled waits waiting for delivery
   std::size_t batch_waits_ = 0;  // the waits batch_ holds (a chunk holds several)
-  timer_impl* stranded_ = nullptr;  // inline waits stranded in their timers (see above)
+  timer_impl* parked_ = nullptr;  // inline waits parked in their timers (see above)
   // Delivered chunks kept for the next aborts: returned by delivering
   // threads without the lock (a stack), taken whole into the spare list
   // under it (so no pop races a push). About spare_chunk_limit at most.

@@ -154,7 +154,7 @@ inline const inline_wait_ops* inline_ops_by_id(std::uint16_t id) noexcept {
 ///   bits 48-63  the inline wait's operations (register_inline_ops), 0 while it is free
 ///   bits  6-47  the home shard's address (a shard is 64-byte aligned and
 ///               below 2^48: its constructor checks)
-///   bits  3-4   stranded_as
+///   bits  3-4   parked_as
 ///   bit   2     (timer_object_impl's tag for a boxed timer's unused state)
 ///   bit   1     wait_node::inline_tag, always: the node is a timer
 ///   bit   0     start_pending
@@ -170,11 +170,11 @@ struct timer_impl : wait_node {
   static constexpr int ops_shift = 48;
   static constexpr std::uintptr_t ops_mask = std::uintptr_t{0xffff} << ops_shift;
   static constexpr std::uintptr_t shard_mask = ((std::uintptr_t{1} << ops_shift) - 1) & ~std::uintptr_t{63};
-  static constexpr int stranded_shift = 3;
-  static constexpr std::uintptr_t stranded_mask = std::uintptr_t{3} << stranded_shift;
+  static constexpr int parked_shift = 3;
+  static constexpr std::uintptr_t parked_mask = std::uintptr_t{3} << parked_shift;
   /// Everything the inline wait holds in the word: its operations and
-  /// whether it is stranded. Free when both are clear.
-  static constexpr std::uintptr_t inline_wait_mask = ops_mask | stranded_mask;
+  /// whether it is parked. Free when both are clear.
+  static constexpr std::uintptr_t inline_wait_mask = ops_mask | parked_mask;
 
   static std::uintptr_t word_of(const timer_shard* s) noexcept { return reinterpret_cast<std::uintptr_t>(s); }
   static timer_shard* shard_of(std::uintptr_t w) noexcept { return reinterpret_cast<timer_shard*>(w & shard_mask); }
@@ -200,7 +200,7 @@ struct timer_impl : wait_node {
   /// clear (cancel()'s idle check, a new expiry) sees the wait linked, or
   /// the start given up.
   void release_start_claim() noexcept { word_.fetch_and(~start_pending, std::memory_order_release); }
-  /// Moves an idle timer (nothing claimed, pending or stranded) from @p from
+  /// Moves an idle timer (nothing claimed, pending or parked) from @p from
   /// to @p to; false when it is not idle or not at @p from.
   bool try_move_home(const timer_shard* from, const timer_shard* to) noexcept {
     std::uintptr_t expected = word_of(from) | inline_tag;
@@ -229,21 +229,21 @@ struct timer_impl : wait_node {
   }
 
   /// An inline wait out of the index that could not leave the timer when it
-  /// should have (out of memory): it waits in its shard's stranded list
+  /// should have (out of memory): it waits in its shard's parked list
   /// (linked through the sequence word) for a retry, with what became of it.
-  enum class stranded_as : std::uintptr_t { none = 0, fired = 1, aborted = 2, dropped = 3 };
-  stranded_as stranded() const noexcept {
-    return static_cast<stranded_as>((word_.load(std::memory_order_relaxed) & stranded_mask) >> stranded_shift);
+  enum class parked_as : std::uintptr_t { none = 0, fired = 1, aborted = 2, dropped = 3 };
+  parked_as parked() const noexcept {
+    return static_cast<parked_as>((word_.load(std::memory_order_relaxed) & parked_mask) >> parked_shift);
   }
   /// Under the home's lock; the timer's thread may claim a start meanwhile.
-  void set_stranded(stranded_as as) noexcept {
+  void set_parked(parked_as as) noexcept {
     std::uintptr_t w = word_.load(std::memory_order_relaxed);
-    while (!word_.compare_exchange_weak(w, (w & ~stranded_mask) | (static_cast<std::uintptr_t>(as) << stranded_shift),
+    while (!word_.compare_exchange_weak(w, (w & ~parked_mask) | (static_cast<std::uintptr_t>(as) << parked_shift),
                                         std::memory_order_relaxed, std::memory_order_relaxed)) {
     }
   }
-  timer_impl* next_stranded() const noexcept { return static_cast<timer_impl*>(spare_link()); }
-  void set_next_stranded(timer_impl* t) noexcept { set_spare_link(t); }
+  timer_impl* next_parked() const noexcept { return static_cast<timer_impl*>(spare_link()); }
+  void set_next_parked(timer_impl* t) noexcept { set_spare_link(t); }
   /// Takes the free inline wait for a handler of the operations numbered
   /// @p ops_id (whose handler the caller then constructs in
   /// inline_storage()); false when it is in use, or a start is pending.
