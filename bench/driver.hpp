@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Runs the cases: for each, one warm-up run of every variant (discarded), then
 // R repetitions in which the variants alternate, so that a drift of the
 // machine's state (another process, thermal, the allocator) hits both sides.

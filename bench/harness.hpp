@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The execution set-ups a run measures, and a switch that builds the one a
 // variant names. A run creates its set-up, does its work, and must call
 // finish() before its own locals go away: handlers still queued (a cancelled

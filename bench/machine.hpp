@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What the numbers were measured on: printed above the table and stored in
 // the JSON, so a result is never read without its context.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool-bench: chronopool against Asio's own timers and thread pool.
 // The command line, the order of work, and where the output goes; the
 // workloads are in workloads/, the repetition logic in driver.cpp.

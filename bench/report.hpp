@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Output: the header and the Markdown table on stdout, every repetition in JSON.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Memory of this process: resident set from /proc/self/status (Linux), heap
 // in use from the allocator (glibc).
 //

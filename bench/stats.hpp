@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Order statistics for the benchmark: percentiles of samples, and the
 // median / min / max summary of a figure across repetitions.
 #pragma once

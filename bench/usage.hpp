@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // CPU time and wake-ups of this process (getrusage), for workloads that
 // measure what their timers cost the machine beside how late they fire.
 // Process-wide, so a workload reads it before and after its window and

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The workloads, by CLI name. Each one turns the options into its cases (one
 // per size); a case knows how to run one repetition of one variant.
 #pragma once

@@ -1,3 +1,5 @@
+# Copyright (c) 2026 The chronopool authors
+# SPDX-License-Identifier: BSL-1.0
 # Finds hiredis (Debian's libhiredis-dev ships no CMake target) and defines
 # the imported target Hiredis::hiredis. Sets Hiredis_FOUND.
 find_path(Hiredis_INCLUDE_DIR hiredis/hiredis.h)

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // convert_from_asio: a program written for boost::asio::steady_timer moves to
 // chronopool by changing one type name. Everything below the alias is plain
 // Asio code.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // coroutine_timeout: co_await a delay, and bound an operation with a timeout.
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/steady_timer.hpp>

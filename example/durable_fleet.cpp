@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // durable_fleet: three worker processes share one schedule kept in Redis.
 //
 // An "hourly report" scaled down to every 200 ms is created once; three

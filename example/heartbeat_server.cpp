@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // heartbeat_server: a TCP server and its clients on one io_context, using
 // only chronopool for time.
 //

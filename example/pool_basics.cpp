@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool demo: one-shot and periodic work on a scheduled thread pool,
 // a cancellation, and a clean shutdown. Prints what happens as it happens.
 #include <chronopool/scheduled_thread_pool.hpp>

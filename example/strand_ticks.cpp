@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // strand_ticks: periodic handlers on a strand of a multi-threaded pool. Two
 // schedules touch the same counter without a mutex: the strand serialises
 // them, and chronopool never overlaps a schedule with itself.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The heap, run, wheel and far tier behind both queues: inserting, erasing and
 // taking nodes in deadline order. See detail/deadline_index.hpp.
 #include <chronopool/detail/deadline_index.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A deadline index's buffers: the sparse ones given back (marked by erase, shrunk
 // by the owner), and the bytes they reserve.
 #include <chronopool/detail/deadline_index.hpp>

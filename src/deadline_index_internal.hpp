@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What the parts of a deadline index share: when a far-tier buffer counts as
 // sparse, and the capacity it is given back down to.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What must hold of a deadline index, checked from end to end (tests and the
 // queue's own check_invariants()).
 #include <chronopool/detail/deadline_index.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Keeping a deadline index's reference time a window ahead of the clock: the far
 // tier's buckets coming near set aside, then moved near in shares.
 #include <chronopool/detail/deadline_index.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Java's DelayedWorkQueue in C++: a deadline index (a heap for work due soon,
 // a far tier for the rest), a FIFO lane for work due at once, and the
 // leader/follower wait. See detail/delayed_work_queue.hpp.

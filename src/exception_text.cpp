@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 #include <chronopool/detail/exception_text.hpp>
 
 namespace chronopool::detail {

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The process's table of inline wait operations: a timer keeps its inline
 // wait's operations as a 16-bit number in the word it shares with its home
 // shard's address (see timer_impl), not as a pointer of its own.

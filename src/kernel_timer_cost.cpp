@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Measures what re-arming a kernel timer for a near deadline costs; see
 // detail/kernel_timer_cost.hpp.
 #include <chronopool/detail/kernel_timer_cost.hpp>

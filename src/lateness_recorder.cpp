@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 #include <chronopool/detail/lateness_recorder.hpp>
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Page mappings and growable buffers for the deadline index. See detail/mapped_buffer.hpp.
 #include <chronopool/detail/mapped_buffer.hpp>
 #include <chronopool/detail/sanitizers.hpp>

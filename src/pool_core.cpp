@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The thread pool machinery: run states, the worker loop, rejection and
 // termination. Java's ScheduledThreadPoolExecutor/ThreadPoolExecutor logic,
 // with the decisions documented in scheduled_thread_pool.hpp.

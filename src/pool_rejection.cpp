@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What the pool does with a task it cannot accept: the rejection policies,
 // a user's rejection handler, and the rejected_task it is given.
 #include <chronopool/detail/pool_core.hpp>

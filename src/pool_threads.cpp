@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Starting and reaping the pool's threads: the thread factory, the default
 // one, and what a failure to start a thread does to the task that needed it.
 #include <chronopool/detail/pool_core.hpp>

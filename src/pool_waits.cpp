@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The pool's own asynchronous and quiescence waits: termination waits
 // (async_join, async_wait_for_termination) and quiet waits (wait_until_quiet,
 // async_wait_quiet). See detail/pool_wait_op.hpp and docs/design.md.

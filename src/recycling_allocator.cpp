@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The per-thread block cache behind detail::recycling_allocator.
 #include <chronopool/detail/recycling_allocator.hpp>
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // scheduled_thread_pool: the public object forwards to its pool_core.
 #include <chronopool/detail/periodic_schedule.hpp>
 #include <chronopool/detail/pool_core.hpp>

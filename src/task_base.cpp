@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Status machine of a scheduled task; see detail/task_base.hpp.
 #include <chronopool/detail/task_base.hpp>
 #include <chronopool/detail/periodic_schedule.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The timer service: which shard keeps a context's waits and who drives it.
 // See timer_service.hpp for which threads run what.
 #include <chronopool/scheduled_thread_pool.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A timer shard's set-up and shutdown: construction, the context and pool it
 // serves, what it reports, and every wait dropped or aborted when it goes.
 #include <chronopool/detail/timer_shard.hpp>

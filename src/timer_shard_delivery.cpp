@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Delivering a shard's waits: the fired ones collected from the index and
 // shared out in chunks, the abort batch, each list claimed, then completed.
 #include <chronopool/detail/timer_shard.hpp>

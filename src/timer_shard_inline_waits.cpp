@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A timer's inline wait leaving the timer: moved into a block, or aborted as a
 // record of an abort chunk in the batch; the chunks kept for reuse.
 #include <chronopool/detail/timer_shard.hpp>

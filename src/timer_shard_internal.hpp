@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What the parts of a timer shard's implementation share: the work a locked section
 // leaves for after the unlock, the wake-ups it arms, joining the abort batch, the burst grain.
 #pragma once

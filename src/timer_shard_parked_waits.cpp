@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Inline waits parked on the shard's list when no memory could be had to move
 // them out of their timers: retried, settled by a call on the timer, dropped.
 #include <chronopool/detail/timer_shard.hpp>

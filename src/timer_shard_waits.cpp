@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A shard's waits in the index: started without the lock (the inbox) or under
 // it, drained in, held and released, cancelled (into the abort batch), moved.
 #include <chronopool/detail/timer_shard.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Waking a shard up when its first wait comes due: a native timer, the poll, a
 // posted or held collect, or a pool task, re-armed as the index changes.
 #include <chronopool/detail/timer_shard.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A wait's cancellation slot handler: a request reaches the wait's shard.
 #include <chronopool/detail/timer_shard.hpp>
 #include <chronopool/detail/wait_op.hpp>

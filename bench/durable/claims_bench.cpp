@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool-durable-bench: how many due fires chronopool::durable's Redis
 // functions hand out per second, against a naive "pop due jobs from a
 // sorted set" script (the Sidekiq/BullMQ-style poller without leases or

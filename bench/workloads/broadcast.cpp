@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // broadcast: K waits on one timer, the Asio idiom of a timer as an
 // asynchronous event (a far expiry that many coroutines wait on, then
 // cancel() to wake them all, or an expiry that wakes them all at once).

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // cancel: N far-future timers armed from one thread, then all cancelled from
 // that thread. Measures both loops, the time from the cancel loop's start
 // until every cancelled handler has run, and whether cancelling gives memory back

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // coalesce: N timers due at random over a window (heartbeats, idle timeouts)
 // armed from one thread, each with expires_after(offset) or, for chronopool
 // in the leeway cases, expires_after(offset, leeway). Counts the wake-ups it

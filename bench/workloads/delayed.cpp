@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // delayed: a server's many small delayed actions. One thread submits N
 // fire-and-forget actions with delays spread over a short window, either
 // with execute_after() (no future) or with schedule() whose future is

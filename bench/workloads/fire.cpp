@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // fire: N one-shot timers armed from one thread, deadlines uniform over a
 // window starting at the moment each is armed; every handler records how late
 // it started. Measures the submit path, the firing path under a deep heap, and

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // memory: bytes per pending timer — the growth of N armed far-future timers
 // (timer objects in a vector plus whatever each wait allocates), / N; as RSS
 // (what the machine pays, pages included) and as heap in use (what was

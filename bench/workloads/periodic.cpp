@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // periodic: K tasks at a fixed rate for a while, their phases spread over one
 // period. Every tick records its start against the ideal schedule
 // (first + j × period). Asio has no periodic timer, so its peer is the usual

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // post: T threads outside the pool post small functions into it, as
 // producers hand work to a pool. Measures the caller's cost of post() and
 // the end-to-end throughput until every function ran. Only the pools: on an

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // sleep: one coroutine sleeping in a loop. A zero sleep measures the round
 // trip through the timer machinery (arm, expire, resume); a 1 ms sleep
 // measures how late the coroutine resumes. chronopool: co_await

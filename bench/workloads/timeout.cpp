@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // timeout: M outstanding 30 s timeouts, as a server with M idle connections
 // keeps them. Each operation re-arms the oldest timeout of a slice
 // (expires_after, which cancels its pending wait, then async_wait): one

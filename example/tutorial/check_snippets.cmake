@@ -1,3 +1,5 @@
+# Copyright (c) 2026 The chronopool authors
+# SPDX-License-Identifier: BSL-1.0
 # Every program in example/tutorial/ stands word for word in docs/tutorial.md,
 # in a ```cpp block, and the tutorial has no other C++ block: it shows only
 # code that is compiled and run as a test.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Tutorial, step 1: a first timer, with a callback and in a coroutine.
 #include <chronopool/chronopool.hpp>
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Tutorial, step 2: work on a scheduled thread pool, its results awaited by a coroutine.
 #include <chronopool/chronopool.hpp>
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Tutorial, step 3: a timeout on work, by racing it against a timer.
 #include <chronopool/chronopool.hpp>
 

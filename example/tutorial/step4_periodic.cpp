@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Tutorial, step 4: periodic work: heartbeats, a flaky housekeeping task, a ticking coroutine.
 #include <chronopool/chronopool.hpp>
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Tutorial, step 5: shutting down, gracefully and at once.
 #include <chronopool/chronopool.hpp>
 

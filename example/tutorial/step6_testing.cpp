@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Tutorial, step 6: testing code that schedules work, without sleeping.
 #include <chronopool/chronopool.hpp>
 

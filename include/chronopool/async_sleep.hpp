@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Sleeping without a timer object: async_sleep for any completion token, and
 // sleep_for for coroutines.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A task that shutdown_now() took out of the queue before it ever started.
 #pragma once
 

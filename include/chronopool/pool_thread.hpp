@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A pool thread as a thread factory hands it to the pool.
 #pragma once
 

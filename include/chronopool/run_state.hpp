@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The life cycle of a scheduled_thread_pool, as in Java's ThreadPoolExecutor.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool::scheduled_thread_pool — Java's ScheduledThreadPoolExecutor as an
 // Asio execution context.
 #pragma once

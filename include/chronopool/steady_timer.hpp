@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool::steady_timer — change one type name to move from Asio's timer.
 #pragma once
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A read-only look at a task, passed to the pool's hooks.
 #pragma once
 

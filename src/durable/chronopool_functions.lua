@@ -1,4 +1,6 @@
 #!lua name=chronopool_v1
+-- Copyright (c) 2026 The chronopool authors
+-- SPDX-License-Identifier: BSL-1.0
 --
 -- chronopool's durable schedules: the server-side half.
 --

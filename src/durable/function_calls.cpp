@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Argument vectors for, and replies of, the chronopool_v1 Redis functions.
 #include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/error.hpp>

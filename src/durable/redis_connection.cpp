@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 #include <chronopool/durable/detail/redis_connection.hpp>
 #include <chronopool/durable/error.hpp>
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool::durable::scheduler: argument checks, then the impl.
 #include <chronopool/durable/scheduler.hpp>
 

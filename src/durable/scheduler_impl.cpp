@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The durable scheduler's control thread: links to Redis, claims, leases,
 // acknowledgements. See scheduler_impl.hpp for who owns what.
 #include "scheduler_impl.hpp"

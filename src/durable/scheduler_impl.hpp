@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The machinery behind chronopool::durable::scheduler.
 //
 // One control thread runs a private io_context that owns everything that

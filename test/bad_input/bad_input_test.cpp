@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Every public entry point against bad input, as one list: what is passed,
 // which exception comes back, and that its message names the parameter (or
 // the entry point and what was wrong with it). The list is printed with

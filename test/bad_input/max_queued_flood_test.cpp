@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A flood against the max_queued bound: several producers submit far more
 // work than the queue may hold while the pool's only thread is held busy.
 // The queue must never exceed the bound (memory stays flat however hard the

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 #include <chronopool/scheduled_thread_pool.hpp>
 
 #include <chrono>

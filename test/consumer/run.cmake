@@ -1,3 +1,5 @@
+# Copyright (c) 2026 The chronopool authors
+# SPDX-License-Identifier: BSL-1.0
 # Install the chronopool build tree into a temporary prefix, then configure,
 # build and run a tiny consumer project against it via find_package().
 # Required -D vars: BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Allocation failure injected at submission time: through a handler's
 // associated allocator (the pool's executor and chronopool's timers allocate
 // their work with it) and through the global operator new (everything else:

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Destroying a pool, a timer or an io_context while work is pending, from
 // another thread and from inside a task or handler. The documented outcomes
 // (scheduled_thread_pool.hpp, basic_scheduled_timer.hpp, timer_service.hpp):

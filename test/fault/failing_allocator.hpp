@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // An allocator that throws std::bad_alloc at a chosen allocation, for
 // injecting allocation failure through an Asio handler's associated
 // allocator (asio::bind_allocator): the pool's executor and chronopool's

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The replaced global operator new behind scoped_allocation_failure.
 #include "failing_new.hpp"
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Allocation failure on demand for code that allocates with plain `new`
 // (std::allocator, std::vector growth, std::thread): this test program
 // replaces the global operator new, and a thread can arm it to throw

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Counts the faults the suite injects (an exception thrown by a task or a
 // handler, a failed allocation, a throwing move, a destruction with work
 // pending), by kind, so the run can say how many it survived.

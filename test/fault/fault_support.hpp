@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Helpers shared by the fault-injection tests: bounded waits (a broken
 // library fails a test instead of hanging it), a counter of live callables
 // (a leaked task keeps its callable alive), and the exception payloads the

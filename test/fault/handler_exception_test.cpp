@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Completion handlers that throw. As Asio documents, an exception thrown by
 // a handler propagates out of io_context::run() (run_one(), poll()) on the
 // thread that invoked it, and the context stays usable: calling run() again

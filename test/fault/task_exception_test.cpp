@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Tasks, executor functions and hooks that throw — std exceptions and types
 // that are not (int, a plain struct) — through every way work enters a pool.
 // Each exception must reach exactly the place the API promises (a future, the

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Callables and handlers whose move (or copy) constructor throws while they
 // are being moved into the queue: the submitting call must throw that
 // exception to its caller, nothing may be queued or leaked, tracked work

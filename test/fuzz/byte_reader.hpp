@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Decodes a fuzzer's bytes into choices. Reading past the end yields zeros,
 // so every input, however short, decodes to some operation sequence.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Fuzz target: delayed_work_queue against a model.
 //
 // The bytes decode into a sequence of queue operations — offer, offer_within,

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A main() for the fuzz targets in builds without libFuzzer: runs
 // LLVMFuzzerTestOneInput once on every file named on the command line (or
 // found in a directory named there), so the seed corpus is a regression test

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Fuzz target: chronopool::steady_timer on an io_context, against a model.
 //
 // The bytes decode into operations on up to four timers, run on one thread:

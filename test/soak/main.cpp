@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool_soak: runs the mixed workload (workload.hpp) in cycles for a
 // given time and checks that nothing was lost or done twice and that memory
 // stayed flat: the resident set size at the end may exceed the one measured

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The resident set size of this process, from /proc/self/statm (Linux).
 #pragma once
 

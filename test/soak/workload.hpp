@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // One cycle of the soak workload: a second or so of mixed, overlapping work
 // on long-lived objects (a pool, an io_context and its timers) plus a
 // short-lived pool made and destroyed, after which everything the cycle

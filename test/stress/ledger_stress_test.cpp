@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Randomized concurrent stress with a ledger: producers submit one-shot,
 // fixed-rate and fixed-delay work with random delays (0, negative, short,
 // hours::max() and duration::max()), cancel (with and without may_interrupt),

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The stress ledger's view of one periodic task: how often and when it ran,
 // whether two runs ever overlapped, and whether it ran more often than its
 // schedule allows.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Randomized stress of functions posted through the pool's executor, with a
 // ledger: threads outside the pool post, functions running on the pool post
 // follow-ups, and meanwhile the pool is shut down (shutdown() or

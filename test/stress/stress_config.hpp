@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // How big the stress runs are: one scale factor for every count, chosen per
 // build so that the normal build pushes at least a million tasks through the
 // ledger and the sanitizer builds stay within their CI time budget.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // See timer_churn.hpp.
 #include "timer_churn.hpp"
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Timers under fire: chronopool::steady_timer waits on one io_context, armed,
 // re-armed and cancelled at random from several threads at once (and
 // re-armed from inside their own handlers), with a ledger of every

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Where the stress ledgers report what went wrong: every violation is counted,
 // the first few are kept with their text for the log.
 #pragma once

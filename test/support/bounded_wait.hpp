@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Bounded polling, shared by the test suites: a broken library fails a test
 // instead of hanging it. Each suite wraps it with its own default bound.
 #pragma once

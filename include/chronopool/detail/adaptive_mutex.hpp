@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A mutex that spins for a moment before it sleeps. A timer shard's critical
 // sections last tens of nanoseconds, but a thread that submits timers and the
 // threads that fire them take the same lock at a high rate: with a plain

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Handing a function to an executor, without the type-erased detour when the
 // executor is a plain io_context or scheduled_thread_pool in disguise.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The ordered index under both of chronopool's queues: a pool's delayed work
 // queue and a timer service's waits. Not thread-safe: its owner locks.
 //

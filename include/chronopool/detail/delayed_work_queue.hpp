@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // An unbounded blocking priority queue of tasks ordered by (deadline,
 // sequence): Java's DelayedWorkQueue, with the leader/follower wait.
 //

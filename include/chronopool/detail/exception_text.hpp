@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // One line of text for an exception that has nowhere else to go.
 #pragma once
 

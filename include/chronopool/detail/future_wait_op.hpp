@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // scheduled_future::async_wait's machinery: the initiation, the typed
 // operation that holds the handler while it waits on its task, and the
 // cancellation-slot handler that takes it back out.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Cancelled inline waits on their way to delivery, many to a block.
 //
 // A timer's inline wait (see timer_impl) must leave the timer object when it

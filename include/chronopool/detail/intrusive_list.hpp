@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A FIFO of nodes linked through a pointer of their own: pushing,
 // popping and splitting allocate nothing and cannot fail, so a queue can take
 // work inside noexcept paths and under its lock. The nodes belong to whoever

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What arming a kernel timer for a near deadline costs the calling thread.
 //
 // Sleeping with a timeout (a condition variable's timed wait, a timerfd)

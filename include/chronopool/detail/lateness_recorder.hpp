@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Records how late runs start (start − deadline) over a recent window.
 //
 // Every run writes one sample, so recording must be cheap and never block a

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Taking a lock that is held for a moment without going to sleep for it.
 //
 // The delayed work queue's critical sections last well under a microsecond,

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A growable array of trivially copyable values for the deadline index: its
 // heap and its far-tier buckets. Buffers of a few pages and more are page
 // mappings taken straight from the kernel, not from malloc, and grow by

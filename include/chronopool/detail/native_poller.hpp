@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The one poll of a timer service's shards in native mode.
 //
 // A shard whose next deadline is nearer than a kernel timer is worth (see

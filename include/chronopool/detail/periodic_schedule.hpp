@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The arithmetic of periodic schedules, shared by the pool's periodic tasks,
 // periodic handlers on executors and periodic_timer.
 #pragma once

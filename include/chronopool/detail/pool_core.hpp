@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The compiled machinery behind scheduled_thread_pool: the queue, the
 // threads, the run state and the policies.
 //

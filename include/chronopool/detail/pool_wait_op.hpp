@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The machinery of the pool's own asynchronous waits: async_join /
 // async_wait_for_termination (for TERMINATED) and async_wait_quiet (for a
 // quiet pool). A pending wait sits in one of the pool core's intrusive lists

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A function posted through a scheduled_thread_pool's executor.
 //
 // Asio's executors post small functions at a high rate (a coroutine's every

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A per-thread cache of recently freed operation blocks.
 //
 // A timer wait is one allocation that is freed when the wait completes or is

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Which sanitizer this translation unit is built with, asked once for both
 // compilers: GCC defines __SANITIZE_ADDRESS__ / __SANITIZE_THREAD__, clang
 // answers __has_feature. Code that must behave differently under one (a

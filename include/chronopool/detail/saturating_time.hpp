@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Deadline arithmetic that saturates instead of overflowing.
 //
 // Callers hand us delays in any std::chrono unit, and some of them are

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The non-template part of a scheduled task: heap key and slot, schedule,
 // and the status machine that makes every task end exactly once.
 //

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The typed parts of a task: its result storage and its callable, allocated
 // together with the task's bookkeeping in one object.
 #pragma once

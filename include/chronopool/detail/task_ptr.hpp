@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // An owning pointer to an intrusively reference-counted task.
 //
 // Tasks are shared by the queue, the worker running them, every future

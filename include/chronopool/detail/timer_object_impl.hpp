@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What a timer object holds: its state (timer_impl) and its executor, in as
 // few words as the executor allows. The counterpart of Asio's io_object_impl.
 //

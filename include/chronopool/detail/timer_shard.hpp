@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // One lock's worth of a timer service: the waits of some of its timers in a
 // deadline index, the batch of cancelled waits waiting to be delivered, and
 // the wake-up that makes due waits fire.

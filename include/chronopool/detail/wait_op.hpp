@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A pending async_wait, ordered in a timer shard's deadline index by
 // (deadline, sequence): a block of its own holding the handler (wait_op), or,
 // for a timer's first wait with a handler of two words or less, the timer

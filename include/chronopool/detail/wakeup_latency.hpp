@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // How late a sleeping thread is woken after the time it asked for: the
 // interrupt, the scheduler, the switch back (and for an io_context's native
 // timer, its reactor). Tens of microseconds on the VMs chronopool is

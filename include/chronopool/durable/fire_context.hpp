@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What a handler of a durable schedule is told about the fire it runs.
 #pragma once
 

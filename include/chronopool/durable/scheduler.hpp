@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool::durable::scheduler — schedules kept in Redis, shared by a fleet.
 //
 // Schedules (one-shot, fixed rate, fixed delay) live in Redis under one

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Settings of a durable scheduler and of one schedule.
 #pragma once
 

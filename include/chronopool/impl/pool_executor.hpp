@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // scheduled_thread_pool::basic_executor_type — the pool's Asio executor.
 //
 // Modelled on boost::asio::thread_pool::basic_executor_type: properties that

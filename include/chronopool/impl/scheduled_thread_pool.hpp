@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Out-of-line templates of scheduled_thread_pool: building tasks and
 // handing them to the compiled part.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The chaos harness's verdict, computed from the workers' append-only log
 // and the list of faults it injected. Pure, so its own tests can show that
 // it catches each kind of violation.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // durable_chaos: worker processes run fixed-rate schedules from Redis while
 // the harness kills and restarts them, freezes some (SIGSTOP: zombies whose
 // late acknowledgements must be rejected), kills and restarts Redis itself

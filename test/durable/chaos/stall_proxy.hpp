@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A TCP proxy between the chaos workers and Redis that can stop forwarding
 // without closing anything (a "stall": a partition the kernel does not
 // report) and can cut every connection at once.

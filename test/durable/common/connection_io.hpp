@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Driving a detail::redis_connection to completion from a test: run its
 // io_context until the operation is done, with a bound so that a hang fails
 // the test instead of stalling it. Shared by the connection tests and

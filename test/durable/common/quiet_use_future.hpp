@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // <boost/asio/use_future.hpp>, included with GCC 12's false
 // -Wmaybe-uninitialized (async_completion inside async_initiate, seen with
 // -fsanitize=address) silenced for that header only. Include it before any

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A real redis-server run as a child process, for tests and the chaos
 // harness: start it, kill -9 it, restart it on the same port and directory
 // (so the append-only file is reloaded), stop it.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A blocking wrapper over detail::redis_connection for tests: each call
 // runs a private io_context until the reply is in (bounded: connection_io).
 #pragma once

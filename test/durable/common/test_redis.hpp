@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Where the shared test Redis runs: started by the CTest fixture
 // (redis_fixture start), which writes its port to
 // $CHRONOPOOL_TEST_REDIS_DIR/port.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The chaos harness's checker must catch each kind of violation: a tick
 // that never ran, a repeat under the same token, a repeat or an overlap far
 // from any fault. (Its passing verdict means nothing unless it can fail.)

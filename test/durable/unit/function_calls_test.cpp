@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Wire shapes of the function calls, without a server: argument vectors,
 // reply parsing, error mapping.
 #include <boost/test/unit_test.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The chronopool_v1 Redis function library, called directly on a real Redis:
 // claim / ack / nack / extend / cancel semantics, fencing tokens, misfire
 // policies and the wake channel.

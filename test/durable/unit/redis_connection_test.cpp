@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // redis_connection against a real Redis: the shared fixture server for most
 // cases, an own server (common/redis_server.hpp) for AUTH and kill -9.
 #include <chronopool/durable/detail/redis_connection.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool::durable::scheduler against a real Redis: fires run on the
 // work executor with their fire id and fencing token, periodic schedules
 // keep to their grid without overlapping, failures are retried, cancelled

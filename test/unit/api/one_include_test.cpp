@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // <chronopool/chronopool.hpp> alone brings in the whole public API: this
 // file includes nothing else of chronopool's, and every public header is
 // named in it.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The version macros, the headers' version and the compiled library's agree
 // with each other and with the CMake project's version.
 #include <chronopool/version.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The pool as an Asio execution context: its executor under the standard
 // property model and the older dispatch/post/defer model, and the Asio
 // facilities built on them (co_spawn, strands, bind_executor, use_future).

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // scheduled_future::async_wait: every completion token, completion on the
 // handler's executor and never inside the initiating call, the task's
 // outcome as an exception_ptr, and per-operation cancellation of the wait.

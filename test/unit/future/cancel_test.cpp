@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Cancellation of one-shot tasks: cancel(), remove(), remove_on_cancel and
 // purge(), waking blocked waiters, and handles that are simply dropped.
 #include "future_test_util.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Small helpers shared by the scheduling/futures/periodic tests.
 //
 // Boost.Test assertions are not thread-safe: pool threads only record into

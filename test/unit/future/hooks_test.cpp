@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The pool's hooks (before/after_execute, error_handler, task_decorator,
 // thread start/stop, terminated), thread names, and stats().
 #include "future_test_util.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // One-shot scheduling: submit / schedule / schedule_at, results, ordering,
 // delays (negative, huge), and the scheduled_future handle itself.
 #include "future_test_util.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Periodic tasks: fixed rate, fixed delay, no overlap, missed-tick policies,
 // errors, cancellation, jitter and argument checks.
 //

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Getting a result out of a scheduled_future: by reference from an lvalue
 // handle, by value from an rvalue one, and moved out once by take().
 #include "future_test_util.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Periodic handlers on executors (chronopool::schedule_at_fixed_rate /
 // schedule_with_fixed_delay with an executor) and periodic_timer.
 #include <chronopool/periodic.hpp>

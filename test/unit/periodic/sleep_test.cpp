@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // async_sleep and sleep_for: timer-less waits on any executor.
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // async_join and async_wait_for_termination: completion once the pool is
 // terminated, on the handler's executor (directly on the terminating thread
 // when that executor is the pool's own), never inside the initiating call,

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Destroying a pool from inside one of its own tasks: the destructor cannot
 // join the thread it runs on, so it detaches the threads, which keep the
 // pool's machinery alive until they leave. Defined behaviour, no leak.

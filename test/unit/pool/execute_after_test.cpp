@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // execute_after / execute_at: fire-and-forget delayed work.
 #include "pool_test_support.hpp"
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Run-time policy setters and thread identity: the Java setters
 // (setContinueExistingPeriodicTasksAfterShutdownPolicy & co.) and
 // running_in_this_thread().

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Small helpers shared by the pool unit tests: bounded waits only, so a broken
 // pool fails a test instead of hanging it.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // wait_until_quiet / async_wait_quiet: the pool has nothing running and
 // nothing queued due before a horizon. Work due before the horizon keeps it
 // busy until it ran (also work queued by running work); work due at or after

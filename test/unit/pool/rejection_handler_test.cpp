@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Rejections that say why (rejected_execution::reason()) and a user's
 // rejection handler (rejected_task).
 #include "pool_test_support.hpp"

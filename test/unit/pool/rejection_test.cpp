@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Rejection policies: at the max_queued bound and after shutdown.
 #include "pool_test_support.hpp"
 

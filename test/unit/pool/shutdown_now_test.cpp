@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // shutdown_now(), pending_task, and the destructor.
 #include "pool_test_support.hpp"
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // shutdown(): the two shutdown policies, the run-state progression, and
 // rejection of work submitted afterwards.
 #include "pool_test_support.hpp"

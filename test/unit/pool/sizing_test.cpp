@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Pool sizing: on-demand threads, prestart, resizing, core size 0, core
 // thread timeout; waits from pool threads; workers surviving errors.
 #include "pool_test_support.hpp"

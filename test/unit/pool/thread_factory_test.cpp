@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The thread factory: the pool's threads are the factory's, and a factory
 // that fails loses no task and leaves the pool usable.
 #include "pool_test_support.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Blocking behaviour of delayed_work_queue: take/poll timing, the
 // leader/follower hand-offs, modes and interrupt_waiters().
 //

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The far tier of delayed_work_queue: tasks due after the near window wait in
 // buckets, come into the heap as time reaches them, and keep the exact
 // (deadline, sequence) order throughout.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The function lane of delayed_work_queue under concurrent posters.
 //
 // While the queue is open a poster pushes without the lock and takes it only

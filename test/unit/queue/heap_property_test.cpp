@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Property test of delayed_work_queue's indexed heap: random operation
 // sequences checked against a trivially correct model after every step.
 #include "queue_test_support.hpp"

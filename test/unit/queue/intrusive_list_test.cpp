@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // intrusive_list: the FIFO the timer shard keeps waits in (its inbox, fired
 // bursts, delivery chunks). Splitting a burst into chunks where the collect
 // noted their ends (split_through) must give exactly what walking it

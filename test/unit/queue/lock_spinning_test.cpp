@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // lock_spinning(): the queue takes its lock by retrying in user space for a
 // bounded time before it blocks. What it must keep: it always ends up holding
 // the lock; a lock released within the budget is taken without sleeping (a

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // mapped_buffer: the deadline index's large buffers (its heap, its far-tier
 // buckets) are page mappings, not malloc's, and grow without a copy (see
 // detail/mapped_buffer.hpp).

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The deadline index's near levels: nodes due within the near window wait in
 // the wheel, a slot at a time moves sorted onto the run, and the heap takes
 // only what arrives for a slot already there. The order stays exact

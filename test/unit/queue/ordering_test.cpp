@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // delayed_work_queue hands tasks out in (deadline, sequence) order.
 #include "queue_test_support.hpp"
 

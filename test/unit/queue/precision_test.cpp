@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Precision mode of delayed_work_queue: the leader spins (without the lock)
 // for the last stretch before the head's deadline. What it must keep: never
 // hand a task out early, keep (deadline, sequence) order, and let everything

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Shared helpers for the delayed_work_queue / task_base unit tests.
 #pragma once
 

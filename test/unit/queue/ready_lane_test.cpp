@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The ready lane: work due the moment it is queued (offer_now) bypasses the
 // heap but still leaves in global (deadline, sequence) order, can be removed
 // by slot, and counts in every whole-queue operation.

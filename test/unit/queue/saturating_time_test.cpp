@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Saturating deadline arithmetic: no overflow, no wrap into the past.
 #include "queue_test_support.hpp"
 

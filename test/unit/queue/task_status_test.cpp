@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The task status machine of task_base in isolation (no pool, no owner).
 #include "queue_test_support.hpp"
 

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A wait is allocated with its handler's associated allocator, as Asio's
 // operations are.
 #include <chronopool/steady_timer.hpp>

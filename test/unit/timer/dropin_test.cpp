@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // chronopool::steady_timer as a drop-in for boost::asio::steady_timer: every
 // test here is written against Asio's timer API alone and runs unchanged for
 // both types, so Asio's behaviour is the reference for chronopool's.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // detail::handoff_latency_level: how long before a deadline a use_pool shard
 // hands its waits to the io_context. It must allow for a hand-off to a
 // sleeping thread, so it rises at once and falls slowly.

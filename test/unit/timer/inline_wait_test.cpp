@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A timer's first wait, when its handler is two words or less and moves
 // without throwing (a lambda capturing a pointer or two, a coroutine's
 // handler), lives in the timer object itself instead of a block of its own

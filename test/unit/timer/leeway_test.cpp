@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A timer's leeway: expires_at/expires_after(t, leeway) move the expiry up to
 // the end of its leeway-wide slot, so that timers due within one slot share a
 // deadline and complete together, never before they were asked to.

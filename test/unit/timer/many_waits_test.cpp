@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Many waits on one timer (Asio's idiom of a timer as an asynchronous event:
 // a far expiry many coroutines wait on, then cancel() or an expiry wakes
 // them all): every wait completes once, in start order, with the right

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // detail::native_poller's choice between polling for a deadline and leaving
 // it to a native timer: what arming a kernel timer costs, plus the wake-up
 // latency the shards' native timers show it, and the poll window.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // A deadline left to the poll (native mode) while the thread running the
 // poll is held up: another thread of the context completes it.
 #include "timer_test_support.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The per-thread block cache that timer waits are allocated from when their
 // handler uses the default allocator.
 #include <chronopool/detail/recycling_allocator.hpp>

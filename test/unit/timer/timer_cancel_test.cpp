@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Cancelling steady_timer waits: aborts delivered in batches, and cancels from
 // other threads racing expiry and delivery.
 #include "timer_modes_support.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // steady_timer on an io_context's own reactor: the context shut down or destroyed, timers
 // moving between shards, bookkeeping, throwing handlers, saturating expiries, many timers.
 #include "timer_modes_support.hpp"

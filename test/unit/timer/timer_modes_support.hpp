@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // What the timer-mode tests share: outcome recorders for a handler, an io_context
 // run on a thread of its own or bounded, and expiry-order checks.
 #pragma once

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // steady_timer's poll: on an io_context, deadlines nearer than the poll window are
 // polled for by one poll that serves every shard.
 #include "timer_modes_support.hpp"

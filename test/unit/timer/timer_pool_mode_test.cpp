@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // steady_timer driven by a pool: waits on a scheduled_thread_pool, and an
 // io_context's waits kept by a pool (use_pool).
 #include "timer_modes_support.hpp"

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The names the timer tests share, and how long they wait for what must happen.
 #pragma once
 

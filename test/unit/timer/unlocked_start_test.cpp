@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // Waits started without the shard's lock (a deadline at or after the time
 // the shard is armed for goes through its inbox): they are cancelled,
 // counted, ordered and dropped exactly as waits started under the lock.

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // The Redis function library's calls: argument vectors out, typed results in.
 // Pure functions, so the wire shapes are tested without a server.
 #pragma once

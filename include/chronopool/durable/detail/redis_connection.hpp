@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // One pipelined connection to Redis on an Asio executor.
 //
 // hiredis (0.14) does the protocol: its reader decodes replies and its

@@ -1,3 +1,5 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
 // One decoded Redis reply (RESP2), independent of hiredis's types.
 #pragma once
 
