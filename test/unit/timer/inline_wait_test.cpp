@@ -347,3 +347,29 @@ BOOST_AUTO_TEST_CASE(a_coroutines_wait_is_inline_and_completes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(handler_size_rule)
+
+// The rule basic_scheduled_timer::async_wait and docs/performance.md state:
+// two words wait inline, three or four take a block. A change to the rule
+// must change those docs too.
+BOOST_AUTO_TEST_CASE(two_words_wait_inline_three_and_four_do_not) {
+  int a = 0;
+  long b = 0;
+  void* c = nullptr;
+  std::size_t d = 0;
+  auto two = [&a, &b](const error_code&) { (void)a, (void)b; };
+  auto three = [&a, &b, c](const error_code&) { (void)a, (void)b, (void)c; };
+  auto four = [&a, &b, c, d](const error_code&) { (void)a, (void)b, (void)c, (void)d; };
+  using two_t = decltype(two);
+  using three_t = decltype(three);
+  using four_t = decltype(four);
+  BOOST_TEST(sizeof(two_t) == 2 * sizeof(void*));
+  BOOST_TEST(sizeof(three_t) == 3 * sizeof(void*));
+  BOOST_TEST(sizeof(four_t) == 4 * sizeof(void*));
+  BOOST_TEST((chronopool::detail::inline_capable<two_t, two_t>));
+  BOOST_TEST(!(chronopool::detail::inline_capable<three_t, three_t>));
+  BOOST_TEST(!(chronopool::detail::inline_capable<four_t, four_t>));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
