@@ -3,7 +3,7 @@
 # Install the chronopool build tree into a temporary prefix, then configure,
 # build and run a tiny consumer project against it via find_package().
 # Required -D vars: BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR
-# Optional -D vars: CONFIG CMAKE_GENERATOR CXX_COMPILER
+# Optional -D vars: CONFIG CMAKE_GENERATOR CXX_COMPILER LIBDIR (default lib)
 foreach(var BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run.cmake: -D${var}=... is required")
@@ -11,6 +11,9 @@ foreach(var BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR)
 endforeach()
 
 set(prefix "${WORK_DIR}/prefix")
+if(NOT LIBDIR)
+  set(LIBDIR lib)
+endif()
 set(consumer_build "${WORK_DIR}/build")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -52,4 +55,21 @@ if(NOT consumer_exe)
   message(FATAL_ERROR "install_consumer: chronopool_consumer executable not found")
 endif()
 step(run "${consumer_exe}")
+
+# The same program built through pkg-config and the installed chronopool.pc.
+find_program(PKG_CONFIG_EXECUTABLE NAMES pkg-config pkgconf REQUIRED)
+set(ENV{PKG_CONFIG_PATH} "${prefix}/${LIBDIR}/pkgconfig")
+execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" --cflags --libs chronopool
+  OUTPUT_VARIABLE pc_flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "install_consumer: pkg-config does not find chronopool in ${prefix}/${LIBDIR}/pkgconfig")
+endif()
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+set(pc_exe "${WORK_DIR}/chronopool_pkg_config_consumer")
+set(pc_cxx "${CXX_COMPILER}")
+if(NOT pc_cxx)
+  set(pc_cxx c++)
+endif()
+step(build_with_pkg_config "${pc_cxx}" "${CONSUMER_SOURCE_DIR}/main.cpp" -o "${pc_exe}" ${pc_flags})
+step(run_with_pkg_config "${pc_exe}")
 message(STATUS "install_consumer: OK")
