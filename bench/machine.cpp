@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "machine.hpp"
 
-#include <chronopool/detail/sanitizers.hpp>
+#include <chronopool/detail/support/sanitizers.hpp>
 
 #include <boost/version.hpp>
 

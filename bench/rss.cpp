@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "rss.hpp"
 
-#include <chronopool/detail/mapped_buffer.hpp>
+#include <chronopool/detail/queue/mapped_buffer.hpp>
 
 #include <malloc.h>
 

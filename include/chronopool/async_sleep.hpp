@@ -4,7 +4,7 @@
 // sleep_for for coroutines.
 #pragma once
 
-#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/timer_service.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

@@ -3,8 +3,8 @@
 // chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
 #pragma once
 
-#include <chronopool/detail/timer_object_impl.hpp>
-#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/timer/timer_object_impl.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/timer_service.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

@@ -3,7 +3,7 @@
 // A task that shutdown_now() took out of the queue before it ever started.
 #pragma once
 
-#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/scheduled_future.hpp>
 #include <chronopool/task_view.hpp>
 

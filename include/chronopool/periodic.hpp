@@ -4,9 +4,9 @@
 #pragma once
 
 #include <chronopool/basic_scheduled_timer.hpp>
-#include <chronopool/detail/check_not_empty.hpp>
-#include <chronopool/detail/periodic_schedule.hpp>
-#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/support/check_not_empty.hpp>
+#include <chronopool/detail/time/periodic_schedule.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/periodic_options.hpp>
 
 #include <boost/asio/wait_traits.hpp>

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <chronopool/basic_scheduled_timer.hpp>
-#include <chronopool/detail/periodic_schedule.hpp>
-#include <chronopool/detail/saturating_time.hpp>
+#include <chronopool/detail/time/periodic_schedule.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/periodic_options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

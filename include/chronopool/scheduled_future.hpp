@@ -3,10 +3,10 @@
 // The handle to a scheduled task: Java's ScheduledFuture, C++-style.
 #pragma once
 
-#include <chronopool/detail/future_wait_op.hpp>
-#include <chronopool/detail/saturating_time.hpp>
-#include <chronopool/detail/task_impl.hpp>
-#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/detail/pool/future_wait_op.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/pool/task_impl.hpp>
+#include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/errors.hpp>
 #include <chronopool/task_view.hpp>
 

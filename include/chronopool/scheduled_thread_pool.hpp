@@ -4,10 +4,10 @@
 // Asio execution context.
 #pragma once
 
-#include <chronopool/detail/queued_function.hpp>
-#include <chronopool/detail/saturating_time.hpp>
-#include <chronopool/detail/task_impl.hpp>
-#include <chronopool/detail/pool_wait_op.hpp>
+#include <chronopool/detail/pool/queued_function.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/pool/task_impl.hpp>
+#include <chronopool/detail/pool/pool_wait_op.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic_options.hpp>
 #include <chronopool/pool_options.hpp>

@@ -3,7 +3,7 @@
 // A read-only look at a task, passed to the pool's hooks.
 #pragma once
 
-#include <chronopool/detail/task_base.hpp>
+#include <chronopool/detail/pool/task_base.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -3,10 +3,10 @@
 // chronopool::timer_service — the Asio service behind chronopool's timers.
 #pragma once
 
-#include <chronopool/detail/native_poller.hpp>
-#include <chronopool/detail/saturating_time.hpp>
-#include <chronopool/detail/timer_shard.hpp>
-#include <chronopool/detail/wait_op.hpp>
+#include <chronopool/detail/timer/native_poller.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/timer/timer_shard.hpp>
+#include <chronopool/detail/timer/wait_op.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>

@@ -16,8 +16,8 @@
 #include "fault_support.hpp"
 
 #include <chronopool/async_sleep.hpp>
-#include <chronopool/detail/deadline_index.hpp>
-#include <chronopool/detail/wait_op.hpp>
+#include <chronopool/detail/queue/deadline_index.hpp>
+#include <chronopool/detail/timer/wait_op.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 

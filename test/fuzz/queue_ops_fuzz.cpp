@@ -16,8 +16,8 @@
 // task shows up even without a sanitizer.
 #include "byte_reader.hpp"
 
-#include <chronopool/detail/delayed_work_queue.hpp>
-#include <chronopool/detail/task_impl.hpp>
+#include <chronopool/detail/queue/delayed_work_queue.hpp>
+#include <chronopool/detail/pool/task_impl.hpp>
 
 #include <chrono>
 #include <cstdint>

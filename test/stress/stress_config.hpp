@@ -9,7 +9,7 @@
 // thread interleavings do not).
 #pragma once
 
-#include <chronopool/detail/sanitizers.hpp>
+#include <chronopool/detail/support/sanitizers.hpp>
 
 #include <cstdint>
 #include <cstdlib>

@@ -5,7 +5,7 @@
 // (deadline, sequence) order throughout.
 #include "queue_test_support.hpp"
 
-#include <chronopool/detail/deadline_index.hpp>
+#include <chronopool/detail/queue/deadline_index.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -10,7 +10,7 @@
 // with the function queued).
 #include "queue_test_support.hpp"
 
-#include <chronopool/detail/queued_function.hpp>
+#include <chronopool/detail/pool/queued_function.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -4,7 +4,7 @@
 // bursts, delivery chunks). Splitting a burst into chunks where the collect
 // noted their ends (split_through) must give exactly what walking it
 // (take_front) gives.
-#include <chronopool/detail/intrusive_list.hpp>
+#include <chronopool/detail/support/intrusive_list.hpp>
 
 #include <boost/test/unit_test.hpp>
 

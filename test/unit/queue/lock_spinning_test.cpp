@@ -5,7 +5,7 @@
 // the lock; a lock released within the budget is taken without sleeping (a
 // plain std::mutex::lock() sleeps in the kernel at once); a lock held far
 // longer is waited for asleep, not spun for.
-#include <chronopool/detail/lock_spinning.hpp>
+#include <chronopool/detail/sync/lock_spinning.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -2,10 +2,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // mapped_buffer: the deadline index's large buffers (its heap, its far-tier
 // buckets) are page mappings, not malloc's, and grow without a copy (see
-// detail/mapped_buffer.hpp).
-#include <chronopool/detail/deadline_index.hpp>
-#include <chronopool/detail/mapped_buffer.hpp>
-#include <chronopool/detail/sanitizers.hpp>
+// detail/queue/mapped_buffer.hpp).
+#include <chronopool/detail/queue/deadline_index.hpp>
+#include <chronopool/detail/queue/mapped_buffer.hpp>
+#include <chronopool/detail/support/sanitizers.hpp>
 
 #include <boost/test/unit_test.hpp>
 

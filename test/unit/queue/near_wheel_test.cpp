@@ -6,7 +6,7 @@
 // throughout: (deadline, sequence), never a node before it is due.
 #include "queue_test_support.hpp"
 
-#include <chronopool/detail/deadline_index.hpp>
+#include <chronopool/detail/queue/deadline_index.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -12,9 +12,9 @@
 // the leader spins only for a head nearer than a kernel timer costs to arm.
 #include "queue_test_support.hpp"
 
-#include <chronopool/detail/kernel_timer_cost.hpp>
-#include <chronopool/detail/queued_function.hpp>
-#include <chronopool/detail/sanitizers.hpp>
+#include <chronopool/detail/wakeup/kernel_timer_cost.hpp>
+#include <chronopool/detail/pool/queued_function.hpp>
+#include <chronopool/detail/support/sanitizers.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -5,11 +5,11 @@
 
 #include "../../support/bounded_wait.hpp"
 
-#include <chronopool/detail/delayed_work_queue.hpp>
-#include <chronopool/detail/saturating_time.hpp>
-#include <chronopool/detail/task_base.hpp>
-#include <chronopool/detail/task_impl.hpp>
-#include <chronopool/detail/task_ptr.hpp>
+#include <chronopool/detail/queue/delayed_work_queue.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/pool/task_base.hpp>
+#include <chronopool/detail/pool/task_impl.hpp>
+#include <chronopool/detail/pool/task_ptr.hpp>
 
 #include <atomic>
 #include <chrono>

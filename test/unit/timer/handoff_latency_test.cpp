@@ -3,7 +3,7 @@
 // detail::handoff_latency_level: how long before a deadline a use_pool shard
 // hands its waits to the io_context. It must allow for a hand-off to a
 // sleeping thread, so it rises at once and falls slowly.
-#include <chronopool/detail/wakeup_latency.hpp>
+#include <chronopool/detail/wakeup/wakeup_latency.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -3,8 +3,8 @@
 // detail::native_poller's choice between polling for a deadline and leaving
 // it to a native timer: what arming a kernel timer costs, plus the wake-up
 // latency the shards' native timers show it, and the poll window.
-#include <chronopool/detail/kernel_timer_cost.hpp>
-#include <chronopool/detail/native_poller.hpp>
+#include <chronopool/detail/wakeup/kernel_timer_cost.hpp>
+#include <chronopool/detail/timer/native_poller.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The per-thread block cache that timer waits are allocated from when their
 // handler uses the default allocator.
-#include <chronopool/detail/recycling_allocator.hpp>
+#include <chronopool/detail/support/recycling_allocator.hpp>
 #include <chronopool/steady_timer.hpp>
 
 #include <boost/asio/io_context.hpp>

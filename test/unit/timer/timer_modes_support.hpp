@@ -4,7 +4,7 @@
 // run on a thread of its own or bounded, and expiry-order checks.
 #pragma once
 
-#include <chronopool/detail/timer_shard.hpp>  // testing::before_claim
+#include <chronopool/detail/timer/timer_shard.hpp>  // testing::before_claim
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/timer_service.hpp>

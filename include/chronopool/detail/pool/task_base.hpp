@@ -1,0 +1,231 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// The non-template part of a scheduled task: heap key and slot, schedule,
+// and the status machine that makes every task end exactly once.
+//
+// Status transitions (all by compare-and-swap on one atomic):
+//
+//   pending ──try_start──▶ running ──finish_run──▶ succeeded | failed
+//      │  ▲                   │  └── periodic ──▶ pending (re-queued)
+//      │  └───────────────────┘
+//      └──────cancel──────▶ cancelled ◀──cancel── running (result discarded)
+//
+// Whoever performs the transition out of `pending` into a done state releases
+// the callable; a running task's callable is released by its runner. The
+// waiters of a future block on a striped condition variable shared by all
+// tasks, so a task carries no mutex of its own; asynchronous waiters are
+// operations in an intrusive list guarded by the same stripe's mutex, taken
+// out under it and completed after it is released.
+#pragma once
+
+#include <chronopool/detail/queue/deadline_index.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/pool/task_ptr.hpp>
+#include <chronopool/periodic_options.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <stop_token>
+
+namespace chronopool::detail {
+
+enum class task_kind : std::uint8_t { one_shot, fixed_rate, fixed_delay };
+
+enum class task_status : std::uint8_t { pending, running, succeeded, failed, cancelled };
+
+class task_base;
+
+/// A pending async_wait on a task's completion (the typed part is
+/// impl/scheduled_future.hpp's future_wait_op): a small intrusive operation
+/// without virtual functions, linked into its task's list of async waiters
+/// under the task's waiter-stripe lock. It leaves the list exactly once:
+/// taken by the task's completion, or by a cancellation of the wait.
+class async_wait_op {
+ public:
+  /// Completes the wait: @p owner is the task, @p aborted tells that the wait
+  /// itself was cancelled (the task is untouched). With a null @p owner the
+  /// operation is destroyed without completing.
+  using func_type = void (*)(task_base* owner, async_wait_op* op, bool aborted);
+
+  /// The address of the cancellation-slot handler that may cancel this wait
+  /// (null without one); cancel_async_wait() finds the wait by it.
+  const void* cancel_key = nullptr;
+
+ protected:
+  explicit async_wait_op(func_type f) noexcept : func_(f) {}
+  ~async_wait_op() = default;
+
+ private:
+  friend class task_base;
+  func_type func_;
+  async_wait_op* next_ = nullptr;
+};
+
+/// What a task needs from the executor that owns it. Implemented by the pool.
+class task_owner {
+ public:
+  /// A queued task was cancelled: take it out of the queue if configured to.
+  virtual void on_cancelled(task_base& t) noexcept = 0;
+  /// A periodic run finished and the next deadline is set: queue it again.
+  /// Returns false when the owner no longer runs it (the task is then cancelled).
+  virtual bool reschedule(task_base& t) = 0;
+  /// An error that nobody will read from a future.
+  virtual void report_error(std::exception_ptr error, const task_base& t) noexcept = 0;
+
+ protected:
+  ~task_owner() = default;
+};
+
+class task_base : public index_node {
+ public:
+  explicit task_base(task_kind kind) noexcept : kind_(kind) {}
+  task_base(const task_base&) = delete;
+  task_base& operator=(const task_base&) = delete;
+  virtual ~task_base() {
+    // A pending async wait holds a reference to its task, so none is left
+    // here; should one be, it is destroyed without being completed.
+    if (async_waiters_ != nullptr) [[unlikely]]
+      destroy_async_waiters();
+  }
+
+  // The heap key (deadline, sequence) and slot are index_node's: a queued
+  // task's key is read by the queue under its mutex.
+
+  // ---- schedule ----------------------------------------------------------
+  task_kind kind() const noexcept { return kind_; }
+  bool is_periodic() const noexcept { return kind_ != task_kind::one_shot; }
+  /// Sets a periodic schedule; @p first is the ideal deadline of the first run.
+  void set_periodic(duration period, time_point first, const periodic_options& opts) noexcept;
+  duration period() const noexcept { return period_; }
+  /// Internal work (a timer service's wake-up), as opposed to a user's task:
+  /// never handed back by shutdown_now(); cancelling it aborts the timer
+  /// waits it would have woken instead.
+  void set_internal(bool v) noexcept { internal_ = v; }
+  bool is_internal() const noexcept { return internal_; }
+  /// Fire-and-forget work (execute): errors go to the owner's error handler.
+  void set_reports_errors(bool v) noexcept { reports_errors_ = v; }
+  bool reports_errors() const noexcept { return reports_errors_; }
+
+  // ---- owner ---------------------------------------------------------------
+  void set_owner(task_owner* o) noexcept { owner_.store(o, std::memory_order_release); }
+  task_owner* owner() const noexcept { return owner_.load(std::memory_order_acquire); }
+
+  // ---- status --------------------------------------------------------------
+  // Status operations are seq_cst: the has_waiters_ handshake with waiters is a
+  // store-then-load pattern on two variables, which acquire/release cannot order.
+  task_status status() const noexcept { return status_.load(); }
+  bool done() const noexcept { return status() >= task_status::succeeded; }
+  bool cancelled() const noexcept { return status() == task_status::cancelled; }
+
+  /// pending → running. False when the task was cancelled (or already runs).
+  bool try_start() noexcept;
+
+  /// Runs the callable once on the current thread and stores its result.
+  /// Throws whatever the callable throws. Call only after try_start().
+  void invoke() { do_invoke(); }
+
+  /// Runs the task once on this thread if it is still pending (try_start,
+  /// invoke, finish_run) and returns what the run threw. Does nothing and
+  /// returns null when the task was cancelled or already started.
+  std::exception_ptr run_here() noexcept;
+
+  /// Completes a run that try_start() began: @p error is what the run threw
+  /// (null on success), @p started when it began. One-shot tasks become done;
+  /// periodic ones compute their next deadline and ask the owner to re-queue
+  /// them, or become done when the error stops them.
+  void finish_run(std::exception_ptr error, time_point started) noexcept;
+
+  /// Java's Future.cancel: true when the task was not yet done. A pending task
+  /// never runs; a running one finishes but its result is discarded, and with
+  /// @p may_interrupt its std::stop_token is asked to stop. Internal work (a
+  /// timer wake-up) that is already running cannot be cancelled: it is
+  /// completing the waits that came due.
+  bool cancel(bool may_interrupt) noexcept;
+
+  /// Called by a periodic run that returned periodic_control::stop: the
+  /// run ends the schedule and the task succeeds. Only the running thread
+  /// writes and reads it.
+  void end_schedule_after_run() noexcept { ends_schedule_ = true; }
+
+  /// Asks a running callable that takes a std::stop_token to stop.
+  void request_stop() noexcept { stop_.request_stop(); }
+
+  /// The stored exception of a failed task.
+  std::exception_ptr error() const noexcept { return error_; }
+
+  /// Blocks until done (or until @p limit); true when done.
+  bool wait_until(time_point limit) const;
+  void wait() const { wait_until(time_point::max()); }
+
+  /// Starts an asynchronous wait for this task to be done: @p op completes
+  /// (not aborted) once it is, from the thread that finishes or cancels it,
+  /// or at once from this call when it is done already. The operation must
+  /// hold a reference to the task until it completes.
+  void start_async_wait(async_wait_op* op) noexcept;
+  /// Cancels the pending async wait whose cancel_key is @p key: it completes
+  /// aborted, from this call. Nothing happens when no such wait is pending
+  /// (it completed, or was never linked).
+  void cancel_async_wait(const void* key) noexcept;
+
+  // ---- reference count (see task_ptr) --------------------------------------
+  /// True when the caller's reference is the only one: no other handle,
+  /// queue or worker holds the task, and none can appear (only a holder can
+  /// make another).
+  bool sole_owner() const noexcept { return refs_.load(std::memory_order_acquire) == 1; }
+  friend void intrusive_add_ref(task_base* t) noexcept { t->refs_.fetch_add(1, std::memory_order_relaxed); }
+  friend void intrusive_release(task_base* t) noexcept {
+    if (t->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) t->destroy();
+  }
+
+ protected:
+  virtual void do_invoke() = 0;
+  /// Destroys the callable (and whatever it captured) now. Idempotent.
+  virtual void release_callable() noexcept = 0;
+  /// Destroys and deallocates this task with the allocator it was made with.
+  virtual void destroy() noexcept = 0;
+  /// cancel() won the race against every run: the task will never run. By
+  /// default its callable is released; a timer wake-up aborts its shard's
+  /// waits instead.
+  virtual void on_cancel_before_run() noexcept { release_callable(); }
+
+ public:
+  /// Ends the task without running it and without any completion (its
+  /// context is being destroyed). For user tasks this is cancel(false); a
+  /// timer wake-up drops its shard's waits uncalled (Asio's rule).
+  virtual void discard() noexcept { cancel(false); }
+
+ protected:
+
+  std::stop_source stop_{std::nostopstate};
+
+ private:
+  bool complete(task_status final_status, std::exception_ptr error) noexcept;
+  void destroy_async_waiters() noexcept;
+  /// Wakes the blocked waiters and completes the async ones.
+  void notify_waiters() noexcept;
+  time_point next_deadline(time_point started, time_point finished) noexcept;
+
+  task_kind kind_;
+  bool reports_errors_ = false;
+  bool internal_ = false;
+  bool continue_after_error_ = false;
+  bool ends_schedule_ = false;
+  missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
+  double jitter_ = 0.0;
+  duration leeway_{};
+  duration period_{};
+  time_point ideal_{};  // periodic: the un-jittered deadline of the current run
+  std::exception_ptr error_;
+  std::atomic<task_owner*> owner_{nullptr};
+  std::atomic<std::uint32_t> refs_{0};
+  std::atomic<task_status> status_{task_status::pending};
+  // Set, and never cleared, by the first blocking or async waiter: a task
+  // nobody waited for completes without touching its stripe's lock.
+  mutable std::atomic<bool> has_waiters_{false};
+  async_wait_op* async_waiters_ = nullptr;  // newest first; guarded by the task's stripe mutex
+};
+
+}  // namespace chronopool::detail

@@ -1,0 +1,161 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// The typed parts of a task: its result storage and its callable, allocated
+// together with the task's bookkeeping in one object.
+#pragma once
+
+#include <chronopool/detail/support/check_not_empty.hpp>
+#include <chronopool/detail/pool/task_base.hpp>
+#include <chronopool/detail/pool/task_ptr.hpp>
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <stdexcept>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+namespace chronopool::detail {
+
+/// A callable that takes a std::stop_token gets the task's own token, as
+/// std::jthread does; cancel(true) and shutdown_now() request it.
+template <class F>
+inline constexpr bool takes_stop_token_v = std::is_invocable_v<F&, std::stop_token>;
+
+template <class F>
+struct callable_result {
+  using type = std::invoke_result_t<F&>;
+};
+template <class F>
+  requires takes_stop_token_v<F>
+struct callable_result<F> {
+  using type = std::invoke_result_t<F&, std::stop_token>;
+};
+template <class F>
+using callable_result_t = typename callable_result<std::decay_t<F>>::type;
+
+template <class F>
+concept task_callable = std::is_invocable_v<std::decay_t<F>&> || takes_stop_token_v<std::decay_t<F>>;
+
+/// Result storage, shared by every task that returns R.
+///
+/// The value can be moved out once (take()); taken_ records it, so that
+/// every later read through any handle throws future_already_retrieved
+/// instead of seeing a moved-from object, and of two concurrent takes exactly
+/// one moves. A read racing with the take that empties the slot is the
+/// caller's data race, as with any shared object.
+template <class R>
+class task_with_result : public task_base {
+ public:
+  using task_base::task_base;
+  /// The stored value. Call only once the task has succeeded. Throws
+  /// std::future_error(future_already_retrieved) once it was taken.
+  const R& result() const {
+    if (taken_.load(std::memory_order_acquire)) throw std::future_error(std::future_errc::future_already_retrieved);
+    return *result_;
+  }
+  /// Moves the value out, once. Call only once the task has succeeded.
+  /// Throws std::future_error(future_already_retrieved) if it was taken before.
+  R take() {
+    if (taken_.exchange(true, std::memory_order_acq_rel))
+      throw std::future_error(std::future_errc::future_already_retrieved);
+    return std::move(*result_);
+  }
+  /// What an rvalue handle's get() hands out: the value moved out when no
+  /// other handle to the task can exist (the caller's reference is the only
+  /// one) or when R cannot be copied; otherwise a copy, so that other
+  /// handles still see it.
+  R release_or_copy() {
+    if constexpr (std::is_copy_constructible_v<R>) {
+      if (!this->sole_owner()) return R(result());
+    }
+    return take();
+  }
+
+ protected:
+  std::optional<R> result_;
+
+ private:
+  std::atomic<bool> taken_{false};
+};
+
+template <>
+class task_with_result<void> : public task_base {
+ public:
+  using task_base::task_base;
+};
+
+template <class F, class R, class Allocator>
+class task_impl final : public task_with_result<R> {
+ public:
+  template <class G>
+  task_impl(task_kind kind, G&& g, const Allocator& a)
+      : task_with_result<R>(kind), fn_(std::in_place, std::forward<G>(g)), allocator_(a) {
+    if constexpr (takes_stop_token_v<F>) this->stop_ = std::stop_source();
+  }
+
+ private:
+  using self_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<task_impl>;
+
+  void do_invoke() override {
+    F& f = *fn_;
+    if constexpr (std::is_void_v<R>) {
+      call(f);
+    } else if constexpr (std::is_same_v<R, periodic_control>) {
+      // A periodic run steers its schedule; a one-shot one has a result.
+      const periodic_control c = call(f);
+      if (this->is_periodic()) {
+        if (c == periodic_control::stop) this->end_schedule_after_run();
+      } else {
+        this->result_.emplace(c);
+      }
+    } else {
+      this->result_.emplace(call(f));
+    }
+  }
+
+  decltype(auto) call(F& f) {
+    if constexpr (takes_stop_token_v<F>) {
+      return std::invoke(f, this->stop_.get_token());
+    } else {
+      return std::invoke(f);
+    }
+  }
+
+  void release_callable() noexcept override { fn_.reset(); }
+
+  void destroy() noexcept override {
+    self_allocator a(allocator_);
+    std::allocator_traits<self_allocator>::destroy(a, this);
+    std::allocator_traits<self_allocator>::deallocate(a, this, 1);
+  }
+
+  std::optional<F> fn_;
+  [[no_unique_address]] Allocator allocator_;
+};
+
+/// Allocates a task for @p f with @p alloc (rebound to the task's type). One
+/// allocation holds the callable, the result slot and the bookkeeping.
+template <class F, class Allocator = std::allocator<void>>
+task_ptr make_task(task_kind kind, F&& f, const Allocator& alloc = Allocator()) {
+  using fn_type = std::decay_t<F>;
+  using result_type = callable_result_t<fn_type>;
+  static_assert(!std::is_reference_v<result_type>, "chronopool: a task must return a value or void, not a reference");
+  using impl = task_impl<fn_type, result_type, Allocator>;
+  using impl_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<impl>;
+  impl_allocator a(alloc);
+  impl* p = std::allocator_traits<impl_allocator>::allocate(a, 1);
+  try {
+    std::allocator_traits<impl_allocator>::construct(a, p, kind, std::forward<F>(f), alloc);
+  } catch (...) {
+    std::allocator_traits<impl_allocator>::deallocate(a, p, 1);
+    throw;
+  }
+  return task_ptr(p);
+}
+
+}  // namespace chronopool::detail

@@ -1,0 +1,332 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// An unbounded blocking priority queue of tasks ordered by (deadline,
+// sequence): Java's DelayedWorkQueue, with the leader/follower wait.
+//
+// * Tasks are ordered by a deadline_index: a 4-ary heap with inline keys
+//   for work due soon, a far tier of buckets for the rest (see there), each
+//   task recording its slot so that remove() never scans.
+// * Work that is due the moment it is queued (an executor's post) skips the
+//   heap: offer_now() appends it to a FIFO "ready lane", O(1) both ways,
+//   where a heap would sift every push and every pop through a queue that
+//   grows whenever posters outrun the workers. Takers still honour the
+//   global (deadline, sequence) order: they take whichever of the two heads
+//   comes first.
+// * Functions posted through the pool's executor wait in a FIFO "function
+//   lane" of their own (queued_function: no deadline, no status). Takers
+//   take one whenever nothing else is due, and alternate between it and due
+//   tasks otherwise, so neither starves the other. While the queue is open a
+//   poster does not take the lock: it pushes onto a lock-free stack that the
+//   next taker moves into the lane, oldest first, and takes the lock only
+//   to wake a taker that sleeps or spins (see offer_function).
+// * Takers wait leader/follower: at most one thread (the leader) sleeps with a
+//   timeout for the head's deadline; the others sleep untimed until the leader
+//   takes the head and passes the role on, or a new earlier head arrives.
+//   A queue with N idle workers therefore arms one kernel timer, not N.
+// * The leader does not sleep for a head nearer than arming the kernel's
+//   timer costs (near_kernel_timer_cost(): ~10 us in some VMs) plus how late
+//   its timed sleeps have been woken (wakeup_latency.hpp: tens of
+//   microseconds on a VM): it spins for it without the lock instead, which
+//   spends little more CPU than the timed sleep would have and runs the head
+//   at its deadline, where the sleep would have run it that latency late.
+// * In precision mode the leader sleeps until a window before the head's
+//   deadline and spins the rest without the lock; whatever would have woken
+//   it (a new head, a due task, a function, close) ends the spin. The window
+//   follows the measured lateness of its timed sleeps. A taker that would
+//   sleep untimed (a follower, or any taker of an empty queue) spins for one
+//   window first: when the leader takes a task and passes the role on, a
+//   spinning follower takes it at once, where a sleeping one would take a
+//   wake-up's latency (tens of microseconds on a VM) and miss the next
+//   deadline if it comes sooner. A spinning follower also takes the head
+//   itself once it is 2 us past its deadline and still queued: the leader
+//   is held up (its CPU given to another thread, or its sleep woken late),
+//   and a thread already on a CPU stands in for it.
+// * Takers and offer() take the lock with lock_spinning(): a collision waits
+//   in user space rather than in the kernel (see lock_spinning.hpp).
+// * offer() never waits for room and never fails for capacity; bounds are
+//   the pool's business.
+// * The queue holds one reference to each queued task.
+#pragma once
+
+#include <chronopool/detail/queue/deadline_index.hpp>
+#include <chronopool/detail/pool/queued_function.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/pool/task_base.hpp>
+#include <chronopool/detail/pool/task_ptr.hpp>
+#include <chronopool/detail/wakeup/wakeup_latency.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace chronopool::detail {
+
+class delayed_work_queue {
+ public:
+  /// How takers behave when nothing is due.
+  enum class mode : std::uint8_t {
+    open,      ///< wait for work
+    draining,  ///< return once the queue is empty (a pool after shutdown())
+    closed,    ///< return at once (a pool after shutdown_now())
+  };
+
+  /// What a wait returned: a task, a posted function, or why neither.
+  enum class wait_status : std::uint8_t { task, function, timeout, interrupted, closed };
+
+  struct wait_result {
+    task_ptr task;
+    wait_status status;
+    queued_function* function = nullptr;  // with wait_status::function; the caller runs or destroys it
+  };
+
+  /// @p near_window_log2 (1 to 62) sets the deadline index's near window to
+  /// 2^near_window_log2 ns; tests use small windows to move tasks between
+  /// tier and heap often.
+  explicit delayed_work_queue(unsigned near_window_log2 = deadline_index::default_near_window_log2);
+  delayed_work_queue(const delayed_work_queue&) = delete;
+  delayed_work_queue& operator=(const delayed_work_queue&) = delete;
+  /// Releases the references of tasks still queued (without cancelling them).
+  ~delayed_work_queue();
+
+  /// Precision mode with a spin window of at most @p limit (zero: off).
+  /// Before any taker waits.
+  void set_precision_spin_limit(std::chrono::nanoseconds limit) noexcept;
+  /// Testing aid: the leader spins instead of sleeping for a head nearer
+  /// than @p d (default: near_kernel_timer_cost()). Before any taker waits.
+  void set_near_spin(std::chrono::nanoseconds d) noexcept;
+  /// How late the leader's timed sleeps have been woken (a moving average;
+  /// zero until one timed out). The leader spins for a head nearer than the
+  /// near spin plus this.
+  duration wakeup_latency() const noexcept { return wake_latency_.get(); }
+  /// Testing aid: counts as one timed sleep woken @p late.
+  void observe_wakeup(duration late) noexcept { wake_latency_.observe(late); }
+  /// Whether the leader spins, rather than sleeps, for a head @p ahead.
+  bool spins_for(duration ahead) const noexcept;
+
+  /// Inserts @p t at its deadline. A task already cancelled is not inserted
+  /// (returns false): re-arming a periodic task races with cancel(), and this
+  /// check under the queue's lock is what settles the race.
+  bool offer(task_ptr t);
+  /// offer() that also tells whether the time a taker must wake up at moved
+  /// earlier (see wake_deadline(); a timer service re-arms its wake-up only
+  /// then).
+  bool offer(task_ptr t, bool& new_head);
+
+  /// Appends @p t, whose deadline is the moment it was submitted (now), to
+  /// the ready lane. False when it was cancelled already (see offer()).
+  bool offer_now(task_ptr t);
+
+  /// Appends @p f to the function lane; false (nothing queued) once the queue
+  /// is closed. O(1), no allocation; while the queue is open, lock-free
+  /// unless a taker must be woken.
+  bool offer_function(queued_function* f) noexcept;
+  /// Takes @p f back out if it is still queued (its submitter could not get
+  /// a thread to run it). O(n).
+  bool withdraw_function(queued_function* f) noexcept;
+  /// Takes every queued function out, oldest first.
+  function_list drain_functions() noexcept;
+
+  enum class offer_status : std::uint8_t { queued, cancelled, full };
+  /// offer(), refused with `full` when @p max_size tasks are already queued.
+  /// The check and the insertion happen under one lock, so the bound is exact.
+  offer_status offer_within(task_ptr t, std::size_t max_size);
+
+  /// Blocks until the head is due and removes it; null only when the queue
+  /// is closed, or draining and empty, or interrupt_waiters() was called.
+  task_ptr take() { return wait_for_task(time_point::max()).task; }
+
+  /// The head if it is due now, else null. Never blocks.
+  task_ptr poll();
+  /// What wait_for_task() would take right now (a due task or a posted
+  /// function); never blocks: `timeout` when there is nothing.
+  wait_result try_take();
+
+  /// Like take(), but gives up at @p limit.
+  template <class Rep, class Period>
+  task_ptr poll(std::chrono::duration<Rep, Period> timeout) {
+    return wait_for_task(deadline_after(clock::now(), saturating_duration(timeout, "timeout"))).task;
+  }
+
+  /// The leader/follower wait itself, with the reason it returned.
+  wait_result wait_for_task(time_point limit);
+
+  /// Takes @p t out of the queue if it is queued here. O(log n) in the heap,
+  /// O(1) in the ready lane (it leaves an empty slot there).
+  bool remove(task_base& t);
+  /// remove() that also tells how many tasks are left, without a second lock
+  /// for size() (a timer service disarms its wake-up when none are).
+  bool remove(task_base& t, std::size_t& left);
+
+  /// Removes every queued task for which @p pred is true; returns them in
+  /// (deadline, sequence) order.
+  std::vector<task_ptr> remove_if(const std::function<bool(const task_base&)>& pred);
+
+  /// Removes and returns all queued tasks in (deadline, sequence) order.
+  std::vector<task_ptr> drain();
+
+  /// Removes the head (due or not) and returns it; null when empty.
+  task_ptr pop_head();
+
+  std::size_t size() const;
+  /// What a quiescence check needs, read under one lock: how many items
+  /// takers have taken so far (try_take(), wait_for_task()), and the
+  /// earliest deadline queued (time_point::min() for a posted function;
+  /// none when nothing is queued).
+  struct activity {
+    std::uint64_t taken = 0;
+    std::optional<time_point> earliest;
+  };
+  activity current_activity() const;
+  /// Diagnostics: the bytes the index holds in buffers (deadline_index::reserved_bytes).
+  std::size_t index_bytes() const;
+  bool empty() const { return size() == 0; }
+  /// The head's deadline, if any (exact: scans a far-tier bucket when the
+  /// heap is empty).
+  std::optional<time_point> head_deadline() const;
+  /// When a taker must look at the queue again, the ready lane (due at once)
+  /// aside: the heap's head, or when it is empty the lower bound of the
+  /// earliest far-tier bucket (at most the earliest tier deadline); none
+  /// when only "never" tasks (or none) are queued.
+  std::optional<time_point> wake_deadline() const;
+
+  /// Advances the mode (open → draining → closed); a request to go back is ignored.
+  void set_mode(mode m);
+  mode current_mode() const;
+
+  /// Wakes every thread currently waiting; each returns `interrupted` once.
+  /// The pool uses it when its size shrinks so idle workers re-check.
+  void interrupt_waiters();
+
+  /// Testing aid: checks the heap property and that every task's heap_index
+  /// matches its slot. Returns false on the first violation.
+  bool check_invariants() const;
+
+  /// Testing aid: whether a thread currently holds the leader role.
+  bool has_leader() const;
+  /// Testing aid: whether the leader is spinning (precision mode, or a near head).
+  bool is_spinning() const;
+  /// Testing aid: takers spinning before an untimed sleep (precision mode).
+  std::size_t spinning_followers() const;
+
+ private:
+  using entry = deadline_index::entry;
+  static task_base* task_of(index_node* n) noexcept { return static_cast<task_base*>(n); }
+
+  /// task_base::heap_index of a task in the ready lane: this bit plus its
+  /// position counted from the first task ever queued there.
+  static constexpr std::size_t ready_tag = deadline_index::owner_tag;
+
+  /// Queues @p t under the lock unless cancelled or @p max_size is reached;
+  /// a new head voids the leader and wakes one taker after unlocking.
+  offer_status offer_and_wake(task_ptr& t, std::size_t max_size, bool& new_head);
+  // Ready-lane primitives; the caller holds mutex_. The lane's front is never
+  // an empty slot.
+  task_base* pop_ready() noexcept;
+  void drop_empty_front() noexcept;
+  /// Whether the next task in (deadline, sequence) order is the ready lane's.
+  bool ready_first() const noexcept {
+    const entry* head = index_.heap_front();
+    return !ready_.empty() && (head == nullptr || ready_.front() < *head);
+  }
+  /// The next task in order if it is due at @p now, removed; else null.
+  task_base* take_due(time_point now) noexcept;
+  std::size_t count() const noexcept { return index_.size() + ready_count_ + functions_.size(); }
+  /// Moves the functions pushed without the lock into the lane, oldest
+  /// first. The lock held; const for size(), which counts them too.
+  void absorb_posted_locked() const noexcept;
+  /// offer_function()'s locked path: the queue was not open around the push.
+  bool settle_posted_function(queued_function* f) noexcept;
+  /// Whether a taker should take a posted function now rather than look for
+  /// a due task: always when no task is queued, else every other time.
+  bool function_first() noexcept {
+    if (functions_.empty()) return false;
+    if (index_.empty() && ready_count_ == 0) return true;
+    function_turn_ = !function_turn_;
+    return function_turn_;
+  }
+  /// What try_take() and wait_for_task() take without blocking, the lock held.
+  wait_result take_locked();
+  /// index_.wake_time() as a comparable value; time_point::max() for none.
+  time_point wake_or_never() const noexcept { return index_.wake_time().value_or(time_point::max()); }
+  /// Wakes one sleeping taker (notify_one) or all (notify_all), and ends a
+  /// precision spin, which no notification reaches. The lock held.
+  void wake_one() noexcept;
+  void wake_all() noexcept;
+  /// wake_one(), the notification after @p lock is released (see
+  /// hand_off_and_unlock).
+  void wake_one_and_unlock(std::unique_lock<std::mutex>& lock) noexcept;
+  /// Sleeps on available_ until @p until (forever for "never"); false on
+  /// timeout.
+  bool sleep_until(std::unique_lock<std::mutex>& lock, time_point until);
+  /// Whether precision mode is on (a spin limit was set). Under mutex_.
+  bool precision_mode() const noexcept { return spin_limit_ > duration::zero(); }
+  /// The leader's wait for @p until in precision mode: sleep to a window
+  /// before it, then spin; returns early when woken.
+  void sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until);
+  /// Spins until @p until without the lock; returns early (true) when
+  /// whatever would have woken a sleeper happens. @p leader: the leader's
+  /// spin (is_spinning()), else a follower's.
+  bool spin_until(std::unique_lock<std::mutex>& lock, time_point until, bool leader = true);
+  /// Gives back the index buffers that removals left sparse, allocating and
+  /// freeing with the lock released (see deadline_index). Not locked.
+  void shrink_index_buffers() noexcept;
+  /// Passes the leader role on: ends a follower's spin, or releases @p lock
+  /// and then wakes a sleeper.
+  void hand_off_and_unlock(std::unique_lock<std::mutex>& lock) noexcept;
+  /// The leader or a follower spins (watching signals_). The lock held.
+  bool anyone_spinning() const noexcept { return spinning_ || spinning_followers_ != 0; }
+  /// Makes a spinning taker look again (it watches signals_, not the
+  /// condition variable). The lock held.
+  void signal_spinners() noexcept {
+    if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable available_;
+  deadline_index index_;
+  std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
+  std::uint64_t taken_ = 0;         // items handed to takers by take_locked(), ever
+  std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
+  std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
+  mutable function_list functions_;  // the function lane (absorb_posted_locked fills it from size() too)
+  bool function_turn_ = false;
+  std::size_t sleeping_ = 0;  // takers waiting on available_
+  // Functions pushed without the lock, newest first (linked by
+  // queued_function::next); whether posters may push there (the mode is
+  // open); takers sleeping or spinning, for posters to see whether to wake
+  // one. A taker counts itself in idle_ and then looks at posted_ once more
+  // before it sleeps or spins; a poster pushes and then reads idle_ (all
+  // sequentially consistent): either the taker sees the function or the
+  // poster sees the taker, and takes the lock to wake it, which it can
+  // only get once the taker sleeps (or spins, watching signals_).
+  mutable std::atomic<queued_function*> posted_{nullptr};
+  std::atomic<bool> open_{true};
+  std::atomic<std::uint32_t> idle_{0};
+  const void* leader_ = nullptr;  // identity of the leader's wait, or null
+  std::uint64_t interrupt_epoch_ = 0;
+  mode mode_ = mode::open;
+  // Precision mode (spin_limit_ > 0). The window and the flag are guarded by
+  // mutex_; a spinning leader reads signals_ without it.
+  duration spin_limit_{0};
+  duration spin_window_{0};
+  duration near_spin_;  // a head nearer than this (plus the wake-up latency) is spun for, in any mode
+  wakeup_latency_average wake_latency_;  // of the leader's timed sleeps
+  bool spinning_ = false;               // the leader spins
+  std::size_t spinning_followers_ = 0;  // takers spinning before an untimed sleep
+  std::atomic<std::uint64_t> signals_{0};  // bumped by the wake-ups and hand-offs while anyone spins
+  // Precision mode: the head deadline the leader waits for (rep of a
+  // time_point; max while no leader waits), read without the lock by
+  // spinning followers, which take the head themselves once it is
+  // follower_grace past it (the leader held up).
+  std::atomic<std::int64_t> leader_head_{std::numeric_limits<std::int64_t>::max()};
+};
+
+}  // namespace chronopool::detail

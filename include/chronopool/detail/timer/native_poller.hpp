@@ -1,0 +1,111 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// The one poll of a timer service's shards in native mode.
+//
+// A shard whose next deadline is nearer than a kernel timer is worth (see
+// kernel_timer_cost.hpp, and the service's poll window) waits for it by
+// polling the clock from a function on the context instead of arming its
+// native timer. With one poll per shard, a context whose timers are spread
+// over several shards (one per thread that re-armed them) had each shard's
+// deadlines near only a fraction as often as the service's: the others fell
+// back to the native timer and its wake-up latency, although a thread was
+// polling anyway, and two polls could take both threads of a context.
+//
+// So the service has one poll, which serves every shard: each turn it reads
+// the shards' gates (the time each is armed for, published atomically),
+// completes the waits of those that are due, as their own wake-ups would,
+// and goes on while any gate is within its reach. A shard whose deadline is
+// near publishes its gate, then claims the poll; the poll, to stop, clears
+// its claim, then reads the gates once more (both sides sequentially
+// consistent): either it sees the new gate and goes on, or the shard sees
+// it stopped and starts another.
+//
+// A poll starts for a deadline nearer than the threshold: what sleeping on
+// the native timer instead would cost it, the arm (kernel_timer_cost.hpp)
+// plus the wake-up's latency, how late the context's reactor runs an expiry
+// (an interrupt, epoll, a switch back to the thread: tens of microseconds on
+// a VM), as the shards' own native wake-ups show it; or the poll window,
+// when that is more. A running poll reaches twice the threshold: where
+// deadlines come about a threshold apart (a periodic task every 10 us, on a
+// VM where an arm costs 10), a poll that stopped whenever one came a little
+// over the threshold away sent a fraction of them to the kernel, at random.
+// A shard whose deadline is within the reach of a running poll leaves it to
+// the poll rather than arming its native timer. Without the latency (the
+// arm's cost alone: a threshold of ~10 us and a reach of ~20 here), a VM
+// whose wake-ups come 20-50 us late served 100,000 random deadlines a
+// second with 12-28 % of them over 10 us late, against ~1 % with it.
+#pragma once
+
+#include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/wakeup/wakeup_latency.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace chronopool::detail {
+
+class timer_shard;
+
+class native_poller {
+ public:
+  native_poller() = default;
+  native_poller(const native_poller&) = delete;
+  native_poller& operator=(const native_poller&) = delete;
+
+  /// The shards it serves: the service's, fixed once the service made them.
+  void attach(const std::vector<std::shared_ptr<timer_shard>>& shards) noexcept { shards_ = &shards; }
+
+  /// The service's poll window (timer_service::set_poll_window).
+  void set_window(duration w) noexcept { window_.store(w.count(), std::memory_order_relaxed); }
+  duration window() const noexcept { return duration(window_.load(std::memory_order_relaxed)); }
+  /// A poll starts for a deadline at most this far ahead.
+  duration threshold() const noexcept;
+  /// Whether a deadline @p ahead from now is left to the poll: within the
+  /// threshold, or within reach() while a poll runs.
+  bool covers(duration ahead) const noexcept;
+
+  /// A poll is running (or starting): a gate published now is served by its
+  /// next turn at the latest, or by the poll a claim() then starts.
+  bool running() const noexcept { return active_.load(std::memory_order_relaxed); }
+  /// A shard has published a gate within threshold(): true when no poll
+  /// runs and the caller must queue one (it then counts as started).
+  bool claim() noexcept;
+  /// The poll the caller claimed could not be queued (or re-queued).
+  void unclaim() noexcept { active_.store(false, std::memory_order_seq_cst); }
+
+  /// One turn of the poll: completes the due waits of every shard (on this
+  /// thread, or shared out as their own wake-ups would); whether the poll
+  /// goes on. On false it has stopped (its claim is released). Throws what
+  /// a handler completed here throws; the poll is then still claimed.
+  bool turn();
+
+  /// A shard's native timer woke its thread @p late after the time it was
+  /// set for (the interrupt, the reactor, the switch back to the thread).
+  void observe_wakeup(duration late) noexcept { latency_.observe(late); }
+  /// The native wake-ups' latency as observe_wakeup() saw it (see
+  /// wakeup_latency.hpp); zero until it saw one.
+  duration wakeup_latency() const noexcept { return latency_.get(); }
+
+  /// Diagnostics: how many polls were started.
+  std::uint64_t starts() const noexcept { return starts_.load(std::memory_order_relaxed); }
+
+ private:
+  /// What leaving a deadline to the native timer costs it: the arm, then
+  /// the wake-up's latency.
+  duration sleep_cost() const noexcept;
+  /// How far a running poll looks ahead: twice sleep_cost(), or the window
+  /// when that is more (the native timer wakes a window early anyway).
+  duration reach() const noexcept;
+  /// Some gate is at or before @p horizon.
+  bool any_gate_by(time_point horizon) const noexcept;
+
+  const std::vector<std::shared_ptr<timer_shard>>* shards_ = nullptr;
+  std::atomic<bool> active_{false};
+  std::atomic<duration::rep> window_{0};
+  wakeup_latency_average latency_;
+  std::atomic<std::uint64_t> starts_{0};
+};
+
+}  // namespace chronopool::detail
