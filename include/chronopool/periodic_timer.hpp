@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::periodic_timer — ticks for coroutines, like tokio's interval.
+/// \file
+/// chronopool::periodic_timer — ticks for coroutines, like tokio's interval.
 #pragma once
 
 #include <chronopool/basic_scheduled_timer.hpp>

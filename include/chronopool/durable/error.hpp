@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Error codes of the durable (Redis-backed) scheduler.
+/// \file
+/// Error codes of the durable (Redis-backed) scheduler.
 #pragma once
 
 #include <boost/system/error_code.hpp>

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// What a handler of a durable schedule is told about the fire it runs.
+/// \file
+/// What a handler of a durable schedule is told about the fire it runs.
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Where and how the durable scheduler talks to Redis.
+/// \file
+/// Where and how the durable scheduler talks to Redis.
 #pragma once
 
 #include <chrono>

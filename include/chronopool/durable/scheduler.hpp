@@ -1,15 +1,16 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::durable::scheduler — schedules kept in Redis, shared by a fleet.
-//
-// Schedules (one-shot, fixed rate, fixed delay) live in Redis under one
-// namespace; every process running a scheduler on that namespace claims
-// due fires, runs them on its work executor (a scheduled_thread_pool, an
-// io_context, ...) and acknowledges them. The guarantee: every fire runs at
-// least once; while leases are longer than the worst pause, at most one
-// process holds a fire's lease; each attempt carries a fencing token that
-// grows with every claim, and acknowledgements with a superseded token are
-// rejected. See docs/durable.md.
+/// \file
+/// chronopool::durable::scheduler — schedules kept in Redis, shared by a fleet.
+///
+/// Schedules (one-shot, fixed rate, fixed delay) live in Redis under one
+/// namespace; every process running a scheduler on that namespace claims
+/// due fires, runs them on its work executor (a scheduled_thread_pool, an
+/// io_context, ...) and acknowledges them. The guarantee: every fire runs at
+/// least once; while leases are longer than the worst pause, at most one
+/// process holds a fire's lease; each attempt carries a fencing token that
+/// grows with every claim, and acknowledgements with a superseded token are
+/// rejected. See docs/durable.md.
 #pragma once
 
 #include <chronopool/durable/detail/function_calls.hpp>

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Settings of a durable scheduler and of one schedule.
+/// \file
+/// Settings of a durable scheduler and of one schedule.
 #pragma once
 
 #include <chronopool/durable/redis_options.hpp>
