@@ -36,7 +36,7 @@ class task_id {
 
 /// How a task is scheduled.
 enum class schedule_kind : std::uint8_t {
-  one_shot,     ///< runs once (schedule(), submit(), post())
+  one_shot,     ///< runs once (execute(), submit(), schedule() and their variants)
   fixed_rate,   ///< runs every period from its first deadline (schedule_at_fixed_rate())
   fixed_delay,  ///< runs a fixed delay after each run ends (schedule_with_fixed_delay())
 };
