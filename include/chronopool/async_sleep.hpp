@@ -1,7 +1,8 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Sleeping without a timer object: async_sleep for any completion token, and
-// sleep_for for coroutines.
+/// \file
+/// Sleeping without a timer object: async_sleep for any completion token, and
+/// sleep_for for coroutines.
 #pragma once
 
 #include <chronopool/detail/time/saturating_time.hpp>

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
+/// \file
+/// chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
 #pragma once
 
 #include <chronopool/detail/timer/timer_object_impl.hpp>
@@ -48,18 +49,24 @@ class basic_scheduled_timer {
                 "chronopool timers keep deadlines on std::chrono::steady_clock only");
 
  public:
-  using executor_type = Executor;
-  using clock_type = Clock;
-  using duration = typename clock_type::duration;
-  using time_point = typename clock_type::time_point;
-  using traits_type = WaitTraits;
+  using executor_type = Executor;                      ///< the executor handlers default to
+  using clock_type = Clock;                            ///< std::chrono::steady_clock
+  using duration = typename clock_type::duration;      ///< clock_type's duration
+  using time_point = typename clock_type::time_point;  ///< clock_type's time point
+  using traits_type = WaitTraits;                      ///< kept for Asio compatibility; not consulted
 
+  /// Rebinds the timer to another executor type (as Asio's timer does, for
+  /// as_tuple, use_awaitable_t::as_default_on and the like).
   template <class Executor1>
   struct rebind_executor {
+    /// The timer type with Executor1 as its executor.
     using other = basic_scheduled_timer<Clock, WaitTraits, Executor1>;
   };
 
+  /// A timer on @p ex's context, with no expiry set (a wait completes at
+  /// once) and no pending wait.
   explicit basic_scheduled_timer(const executor_type& ex) : object_(ex, service_for(ex)) {}
+  /// A timer on @p ctx, using ctx's executor (as the constructor from an executor).
   template <class ExecutionContext>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   explicit basic_scheduled_timer(ExecutionContext& ctx)
@@ -68,22 +75,26 @@ class basic_scheduled_timer {
   // Asio's take the clock's own types: an implicit conversion to nanoseconds
   // at the call site would overflow for hours::max() before we could
   // saturate it.
+  /// A timer on @p ex's context that expires at @p expiry_time (saturating).
   template <class Duration>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ex) {
     service().set_initial_expiry(impl(), to_time_point(expiry_time));
   }
+  /// A timer on @p ctx that expires at @p expiry_time (saturating).
   template <class ExecutionContext, class Duration>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ctx) {
     service().set_initial_expiry(impl(), to_time_point(expiry_time));
   }
+  /// A timer on @p ex's context that expires @p expiry_time from now (saturating).
   template <class Rep, class Period>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ex) {
     service().set_initial_expiry(impl(), from_now(expiry_time));
   }
+  /// A timer on @p ctx that expires @p expiry_time from now (saturating).
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
@@ -95,6 +106,8 @@ class basic_scheduled_timer {
   basic_scheduled_timer(basic_scheduled_timer&& other) : object_(other.get_executor(), detail::moved_into) {
     other.service().move_construct(impl(), other.impl());
   }
+  /// Moves from a timer with another executor type convertible to this one;
+  /// @p other is left as after the move constructor.
   template <class Executor1>
     requires std::is_convertible_v<const Executor1&, Executor>
   basic_scheduled_timer(basic_scheduled_timer<Clock, WaitTraits, Executor1>&& other)
@@ -115,12 +128,13 @@ class basic_scheduled_timer {
     }
     return *this;
   }
-  basic_scheduled_timer(const basic_scheduled_timer&) = delete;
-  basic_scheduled_timer& operator=(const basic_scheduled_timer&) = delete;
+  basic_scheduled_timer(const basic_scheduled_timer&) = delete;             ///< not copyable
+  basic_scheduled_timer& operator=(const basic_scheduled_timer&) = delete;  ///< not copyable
 
   /// Cancels pending waits (their handlers get operation_aborted).
   ~basic_scheduled_timer() { service().destroy(impl()); }
 
+  /// The timer's executor, the default for its handlers.
   executor_type get_executor() noexcept { return object_.get_executor(); }
 
   /// Cancels every pending wait; returns how many were cancelled.
@@ -128,6 +142,8 @@ class basic_scheduled_timer {
   /// Cancels the oldest pending wait; returns 0 or 1.
   std::size_t cancel_one() { return service().cancel_one(impl()); }
 
+  /// The expiry set (rounded when set with a leeway); a time point of
+  /// duration::max() means "never".
   time_point expiry() const { return service().expiry(impl()); }
   /// Sets the expiry, cancelling pending waits; returns how many were cancelled.
   template <class Duration>
@@ -165,12 +181,14 @@ class basic_scheduled_timer {
     return service().expires_at(impl(), detail::round_up_to_slot(from_now(expiry_time), slot));
   }
 
-  /// Blocks until the timer expires.
+  /// Blocks the calling thread until the expiry has passed (following an
+  /// expiry moved meanwhile); cancel() does not end it. Runs no handlers.
   void wait() {
     boost::system::error_code ec;
     service().wait(impl(), ec);
     if (ec) throw boost::system::system_error(ec, "wait");
   }
+  /// As wait(); @p ec is set to success when it returns.
   void wait(boost::system::error_code& ec) { service().wait(impl(), ec); }
 
   /// Starts an asynchronous wait for the expiry.

@@ -1,7 +1,8 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The whole public API of chronopool in one include (the durable component,
-// a separate library, has its own: <chronopool/durable/scheduler.hpp>).
+/// \file
+/// The whole public API of chronopool in one include (the durable component,
+/// a separate library, has its own: <chronopool/durable/scheduler.hpp>).
 #pragma once
 
 #include <chronopool/async_sleep.hpp>

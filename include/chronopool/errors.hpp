@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Exceptions thrown by chronopool.
+/// \file
+/// Exceptions thrown by chronopool.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ enum class rejection_reason : std::uint8_t {
   queue_full,
 };
 
+/// The enumerator's name, e.g. "queue_full".
 constexpr std::string_view to_string(rejection_reason r) noexcept {
   switch (r) {
     case rejection_reason::shutdown: return "shutdown";
@@ -31,7 +33,9 @@ constexpr std::string_view to_string(rejection_reason r) noexcept {
 /// reason() tells which; the message names the submitting call and the reason.
 class rejected_execution : public std::runtime_error {
  public:
+  /// An exception for `reason` with the message `what`.
   rejected_execution(rejection_reason reason, const std::string& what) : std::runtime_error(what), reason_(reason) {}
+  /// Why the task was refused.
   rejection_reason reason() const noexcept { return reason_; }
 
  private:
@@ -43,6 +47,7 @@ class rejected_execution : public std::runtime_error {
 /// policy that discards).
 class task_cancelled : public std::runtime_error {
  public:
+  /// The exception with its fixed message.
   task_cancelled() : std::runtime_error("chronopool: task was cancelled") {}
 };
 

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Periodic handlers on any executor: a server's io_context, a strand, a pool.
+/// \file
+/// Periodic handlers on any executor: a server's io_context, a strand, a pool.
 #pragma once
 
 #include <chronopool/basic_scheduled_timer.hpp>

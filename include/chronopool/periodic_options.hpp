@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Per-task options for periodic scheduling.
+/// \file
+/// Per-task options for periodic scheduling.
 #pragma once
 
 #include <chrono>

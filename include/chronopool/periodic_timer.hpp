@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::periodic_timer — ticks for coroutines, like tokio's interval.
+/// \file
+/// chronopool::periodic_timer — ticks for coroutines, like tokio's interval.
 #pragma once
 
 #include <chronopool/basic_scheduled_timer.hpp>
@@ -40,10 +41,10 @@ enum class first_tick : std::uint8_t {
 template <class Executor = boost::asio::any_io_executor>
 class basic_periodic_timer {
  public:
-  using executor_type = Executor;
-  using clock_type = std::chrono::steady_clock;
-  using duration = clock_type::duration;
-  using time_point = clock_type::time_point;
+  using executor_type = Executor;                 ///< the executor tick handlers default to
+  using clock_type = std::chrono::steady_clock;   ///< the clock of the schedule
+  using duration = clock_type::duration;          ///< clock_type's duration
+  using time_point = clock_type::time_point;      ///< clock_type's time point
 
   /// First tick at @p first, or one period from now. @p period must be positive.
   /// The period may be of any unit; it is converted with saturation.
@@ -54,6 +55,7 @@ class basic_periodic_timer {
                        std::optional<time_point> first = std::nullopt)
       : timer_(ex), period_(checked(detail::saturating_duration(period, "period"))), policy_(policy),
         next_(first ? *first : detail::saturating_add(clock_type::now(), period_)) {}
+  /// As the constructor above, on @p ctx's executor.
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_periodic_timer(ExecutionContext& ctx, std::chrono::duration<Rep, Period> period,
@@ -66,14 +68,18 @@ class basic_periodic_timer {
   basic_periodic_timer(const executor_type& ex, std::chrono::duration<Rep, Period> period, missed_tick_policy policy,
                        first_tick when)
       : basic_periodic_timer(ex, period, policy, first_instant(when)) {}
+  /// As the constructor above, on @p ctx's executor.
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_periodic_timer(ExecutionContext& ctx, std::chrono::duration<Rep, Period> period, missed_tick_policy policy,
                        first_tick when)
       : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy, first_instant(when)) {}
 
+  /// The executor of the timer's waits, the default for tick handlers.
   executor_type get_executor() noexcept { return timer_.get_executor(); }
+  /// The period, as converted at construction.
   duration period() const noexcept { return period_; }
+  /// What happens after a late tick (see the class).
   missed_tick_policy policy() const noexcept { return policy_; }
   /// The ideal instant of the next tick.
   time_point next_tick() const noexcept { return next_; }
@@ -91,6 +97,7 @@ class basic_periodic_timer {
     detail::validate_leeway(period_, l, "periodic_timer");
     leeway_ = l;
   }
+  /// The leeway set by set_leeway() (zero: exact ticks).
   duration leeway() const noexcept { return leeway_; }
 
   /// Waits for the next tick.
@@ -147,6 +154,7 @@ class basic_periodic_timer {
   duration leeway_{};
 };
 
+/// A periodic timer on any I/O executor (boost::asio::any_io_executor).
 using periodic_timer = basic_periodic_timer<>;
 
 }  // namespace chronopool

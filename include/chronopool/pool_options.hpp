@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Construction options of a scheduled_thread_pool.
+/// \file
+/// Construction options of a scheduled_thread_pool.
 #pragma once
 
 #include <chronopool/pool_thread.hpp>
@@ -22,9 +23,10 @@ namespace chronopool {
 /// decorator call.
 class task_body {
  public:
+  /// Runs the task's callable; call it once, during the decorator call.
   void operator()() const { run_(ctx_); }
 
-  // For the pool: binds the body to a run.
+  /// For the pool: binds the body to a run (`run(ctx)` runs it).
   task_body(void (*run)(void*), void* ctx) noexcept : run_(run), ctx_(ctx) {}
 
  private:
@@ -32,6 +34,9 @@ class task_body {
   void* ctx_;
 };
 
+/// Everything a scheduled_thread_pool is constructed with; the defaults are a
+/// one-thread pool with Java's shutdown policies. Several settings can be
+/// changed later through the pool's setters.
 struct scheduled_thread_pool_options {
   /// Threads kept alive even when idle (Java's corePoolSize). Threads start on
   /// demand as work arrives. 0 is allowed: work then runs on a single thread
@@ -66,6 +71,8 @@ struct scheduled_thread_pool_options {
   /// own failure to start (std::system_error) is handled the same way.
   std::function<pool_thread(std::size_t thread_index, std::function<void()> body)> thread_factory;
 
+  /// What the pool does with a task it refuses, when no rejection_handler
+  /// is set.
   rejection_policy rejection = rejection_policy::abort;
 
   /// A user's rejection handler (Java's RejectedExecutionHandler). When set
@@ -95,6 +102,8 @@ struct scheduled_thread_pool_options {
   /// How long a thread above the core size (or any thread, with
   /// allow_core_thread_timeout) waits idle before it retires.
   std::chrono::nanoseconds keep_alive = std::chrono::milliseconds(10);
+  /// Core threads retire after keep_alive idle too (Java's
+  /// allowCoreThreadTimeOut); they start again on demand.
   bool allow_core_thread_timeout = false;
 
   /// Precision mode, off when zero. The thread waiting for the next deadline
@@ -118,8 +127,9 @@ struct scheduled_thread_pool_options {
   /// a queued task (a function the executor ran inline, or a thread or
   /// terminated hook). Default: print one line to stderr.
   std::function<void(std::exception_ptr error, const task_view* task)> error_handler;
-  /// Called on each new pool thread before it takes work, and as it exits.
+  /// Called on each new pool thread before it takes work.
   std::function<void(std::size_t thread_index)> on_thread_start;
+  /// Called on each pool thread as it exits, after its last task.
   std::function<void(std::size_t thread_index)> on_thread_stop;
   /// Called before each run; an exception from it counts as the run's error
   /// (the callable is then not invoked).

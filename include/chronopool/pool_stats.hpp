@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// A snapshot of a pool's counters.
+/// \file
+/// A snapshot of a pool's counters.
 #pragma once
 
 #include <chronopool/run_state.hpp>
@@ -18,21 +19,24 @@ namespace chronopool {
 struct lateness_summary {
   std::uint64_t count = 0;   ///< runs measured since the pool started
   std::size_t window = 0;    ///< runs the percentiles below are taken over
-  std::chrono::nanoseconds p50{0};
-  std::chrono::nanoseconds p99{0};
+  std::chrono::nanoseconds p50{0};  ///< the median in the window
+  std::chrono::nanoseconds p99{0};  ///< the 99th percentile in the window
   std::chrono::nanoseconds max{0};  ///< the largest in the window
 };
 
+/// A pool's counters taken together (scheduled_thread_pool::stats()), each
+/// read once; as the pool keeps running they need not add up exactly.
+/// Formattable with fmt: `{}` prints to_string().
 struct pool_stats {
-  run_state state = run_state::running;
+  run_state state = run_state::running;  ///< the pool's life-cycle state
   std::size_t pool_size = 0;          ///< threads alive now
-  std::size_t core_pool_size = 0;
+  std::size_t core_pool_size = 0;     ///< the core pool size set now
   std::size_t largest_pool_size = 0;  ///< most threads ever alive at once
   std::size_t active_count = 0;       ///< threads running a task now
   std::size_t queued_count = 0;       ///< tasks in the queue
   std::uint64_t task_count = 0;       ///< runs completed + running + queued (as Java)
   std::uint64_t completed_task_count = 0;  ///< runs completed (each periodic run counts)
-  lateness_summary lateness;
+  lateness_summary lateness;          ///< how late recent runs started
 };
 
 /// One line, e.g. "running threads=2/2 largest=2 active=1 queued=3 tasks=10
@@ -41,9 +45,13 @@ std::string to_string(const pool_stats& s);
 
 }  // namespace chronopool
 
+/// \cond
+// fmt's formatter for pool_stats: prints to_string() (doxygen 1.9 cannot place a
+// specialization declared by its qualified name, hence the \cond).
 template <>
 struct fmt::formatter<chronopool::pool_stats> : fmt::formatter<std::string_view> {
   auto format(const chronopool::pool_stats& s, fmt::format_context& ctx) const -> fmt::format_context::iterator {
     return fmt::formatter<std::string_view>::format(chronopool::to_string(s), ctx);
   }
 };
+/// \endcond

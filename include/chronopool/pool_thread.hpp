@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// A pool thread as a thread factory hands it to the pool.
+/// \file
+/// A pool thread as a thread factory hands it to the pool.
 #pragma once
 
 #include <concepts>
@@ -54,12 +55,16 @@ class pool_thread {
     }
   }
 
+  /// Takes over the source's thread; the source is left as "no thread".
   pool_thread(pool_thread&&) noexcept = default;
+  /// Takes over the source's thread. Join or detach the thread held before
+  /// first: a joinable std::thread replaced this way calls std::terminate.
   pool_thread& operator=(pool_thread&&) noexcept = default;
   pool_thread(const pool_thread&) = delete;
   pool_thread& operator=(const pool_thread&) = delete;
   ~pool_thread() = default;
 
+  /// Whether a thread is held that has been neither joined nor detached.
   bool joinable() const noexcept { return thread_.joinable() || (other_ && other_->joinable()); }
   /// Waits for the thread to end; afterwards not joinable.
   void join() {

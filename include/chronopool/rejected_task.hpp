@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// A task the pool refused, as a rejection handler sees it.
+/// \file
+/// A task the pool refused, as a rejection handler sees it.
 #pragma once
 
 #include <chronopool/errors.hpp>
@@ -30,11 +31,13 @@ class rejected_task {
   rejected_task(const rejected_task&) = delete;
   rejected_task& operator=(const rejected_task&) = delete;
 
+  /// Why the task was refused: the pool is shut down, or its queue is full.
   rejection_reason reason() const noexcept { return reason_; }
   /// The public call that submitted the task ("submit", "execute_after", ...).
   const char* call() const noexcept { return call_; }
   /// The task itself (its kind, deadline, sequence).
   task_view task() const noexcept { return task_view(*task_); }
+  /// Whether the task is periodic (then run() throws).
   bool is_periodic() const noexcept { return task_->is_periodic(); }
 
   /// Runs the task now on this thread, ignoring its deadline, and completes

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// What a pool does with a task it cannot accept.
+/// \file
+/// What a pool does with a task it cannot accept.
 #pragma once
 
 #include <cstdint>

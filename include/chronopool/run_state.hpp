@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The life cycle of a scheduled_thread_pool, as in Java's ThreadPoolExecutor.
+/// \file
+/// The life cycle of a scheduled_thread_pool, as in Java's ThreadPoolExecutor.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,8 @@
 namespace chronopool {
 
 /// Only ever advances: RUNNING → SHUTDOWN → STOP → TIDYING → TERMINATED
-/// (shutdown_now() from RUNNING skips SHUTDOWN).
+/// (shutdown_now() from RUNNING skips SHUTDOWN). Formattable with fmt: `{}`
+/// prints to_string().
 enum class run_state : std::uint8_t {
   running,     ///< accepts and runs work
   shutdown,    ///< rejects new work; queued work follows the shutdown policies
@@ -20,6 +22,7 @@ enum class run_state : std::uint8_t {
   terminated,  ///< the terminated hook has returned
 };
 
+/// The enumerator's name, e.g. "shutdown".
 constexpr std::string_view to_string(run_state s) noexcept {
   switch (s) {
     case run_state::running: return "running";
@@ -33,6 +36,9 @@ constexpr std::string_view to_string(run_state s) noexcept {
 
 }  // namespace chronopool
 
+/// \cond
+// fmt's formatter for run_state: prints to_string() (doxygen 1.9 cannot place a
+// specialization declared by its qualified name, hence the \cond).
 template <>
 struct fmt::formatter<chronopool::run_state> : fmt::formatter<std::string_view> {
   template <class FormatContext>
@@ -40,3 +46,4 @@ struct fmt::formatter<chronopool::run_state> : fmt::formatter<std::string_view> 
     return fmt::formatter<std::string_view>::format(chronopool::to_string(s), ctx);
   }
 };
+/// \endcond

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The handle to a scheduled task: Java's ScheduledFuture, C++-style.
+/// \file
+/// The handle to a scheduled task: Java's ScheduledFuture, C++-style.
 #pragma once
 
 #include <chronopool/detail/pool/future_wait_op.hpp>
@@ -27,12 +28,17 @@ class scheduled_thread_pool;
 /// cancels its task.
 class scheduled_future_base {
  public:
+  /// The clock of delay() and of the task's deadlines.
   using clock = std::chrono::steady_clock;
 
   /// A handle to no task; valid() is false.
   scheduled_future_base() noexcept = default;
 
+  /// Whether this handle refers to a task. The members that wait or read the
+  /// result throw std::future_error(no_state) when it does not.
   bool valid() const noexcept { return static_cast<bool>(task_); }
+  /// The task's identity, shared by its copies and its pending_task; the
+  /// empty id when not valid().
   task_id id() const noexcept { return task_id(task_.get()); }
 
   /// Java's cancel(mayInterruptIfRunning). Returns true when the task was not
@@ -44,10 +50,12 @@ class scheduled_future_base {
   /// later runs. False when already done or for an invalid handle.
   bool cancel(bool may_interrupt = false) noexcept { return task_ && task_->cancel(may_interrupt); }
 
+  /// Whether the task was cancelled (false for an invalid handle).
   bool cancelled() const noexcept { return task_ && task_->cancelled(); }
   /// Completed, failed or cancelled. A periodic task is done only once it is
   /// cancelled or stopped by an error.
   bool done() const noexcept { return task_ && task_->done(); }
+  /// Whether the task runs at a fixed rate or with a fixed delay.
   bool is_periodic() const noexcept { return task_ && task_->is_periodic(); }
 
   /// Time left until the task's next deadline (negative when overdue;
@@ -65,11 +73,16 @@ class scheduled_future_base {
     task_->wait();
   }
 
+  /// Blocks until done or until @p timeout passes: ready or timeout (never
+  /// deferred). Any duration type; a timeout too large to represent waits
+  /// without limit.
   template <class Rep, class Period>
   std::future_status wait_for(std::chrono::duration<Rep, Period> timeout) const {
     return wait_until(detail::deadline_after(clock::now(), detail::saturating_duration(timeout, "timeout")));
   }
 
+  /// Blocks until done or until @p limit: ready or timeout. Time points of
+  /// clocks other than steady_clock are converted once, at the call.
   template <class Clock, class Duration>
   std::future_status wait_until(std::chrono::time_point<Clock, Duration> limit) const {
     check_valid();
@@ -82,14 +95,18 @@ class scheduled_future_base {
     return task_->wait_until(steady_limit) ? std::future_status::ready : std::future_status::timeout;
   }
 
+  /// Equal when both refer to the same task, or both to none.
   friend bool operator==(const scheduled_future_base& a, const scheduled_future_base& b) noexcept {
     return a.task_ == b.task_;
   }
 
  protected:
+  /// clock's time point, for the derived futures.
   using time_point_type = clock::time_point;
+  /// A handle sharing ownership of @p t, for the pool and the derived futures.
   explicit scheduled_future_base(detail::task_ptr t) noexcept : task_(std::move(t)) {}
 
+  /// Throws std::future_error(no_state) when the handle refers to no task.
   void check_valid() const {
     if (!task_) throw std::future_error(std::future_errc::no_state);
   }
@@ -104,7 +121,7 @@ class scheduled_future_base {
     }
   }
 
-  detail::task_ptr task_;
+  detail::task_ptr task_;  ///< the task, shared with its other handles (null: none)
 
   friend class scheduled_thread_pool;
   friend class pending_task;
@@ -122,7 +139,8 @@ class scheduled_future_base {
 template <class T>
 class scheduled_future : public scheduled_future_base {
  public:
-  using value_type = T;
+  using value_type = T;  ///< the task's result type
+  /// A handle to no task; valid() is false.
   scheduled_future() noexcept = default;
 
   /// Blocks until done; a reference to the result stored in the task.
@@ -212,12 +230,19 @@ class scheduled_future : public scheduled_future_base {
   }
 };
 
+/// Handle to a task with no result, and to every periodic task. get() blocks
+/// until the task is done and rethrows its exception, or throws
+/// task_cancelled.
 template <>
 class scheduled_future<void> : public scheduled_future_base {
  public:
-  using value_type = void;
+  using value_type = void;  ///< no result
+  /// A handle to no task; valid() is false.
   scheduled_future() noexcept = default;
 
+  /// Blocks until done; throws the task's exception, task_cancelled, or
+  /// std::future_error(no_state) for an invalid handle. On a periodic task
+  /// it returns only after a cancel(), a stop by the task itself, or an error.
   void get() const { wait_and_check(); }
 
   /// Waits asynchronously for the task to be done: `co_await

@@ -1,7 +1,8 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::scheduled_thread_pool — Java's ScheduledThreadPoolExecutor as an
-// Asio execution context.
+/// \file
+/// chronopool::scheduled_thread_pool — Java's ScheduledThreadPoolExecutor as an
+/// Asio execution context.
 #pragma once
 
 #include <chronopool/detail/pool/queued_function.hpp>
@@ -58,9 +59,9 @@ class pool_core;
 /// join() is the graceful path.
 class scheduled_thread_pool : public boost::asio::execution_context {
  public:
-  using clock = std::chrono::steady_clock;
-  using duration = clock::duration;
-  using time_point = clock::time_point;
+  using clock = std::chrono::steady_clock;  ///< the clock deadlines are kept in
+  using duration = clock::duration;         ///< clock's duration
+  using time_point = clock::time_point;     ///< clock's time point
 
   template <class Allocator, unsigned int Bits>
   class basic_executor_type;
@@ -72,11 +73,16 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
   /// A pool with @p core_pool_size threads and default options.
   explicit scheduled_thread_pool(std::size_t core_pool_size);
+  /// A pool configured by @p options. Throws std::invalid_argument when
+  /// core_pool_size exceeds max_core_pool_size, keep_alive is not positive
+  /// or precision_spin_limit is negative. No thread starts before work
+  /// arrives (or a prestart call).
   explicit scheduled_thread_pool(scheduled_thread_pool_options options);
+  /// Acts as shutdown_now(), then joins the threads (see the class).
   ~scheduled_thread_pool();
 
-  scheduled_thread_pool(const scheduled_thread_pool&) = delete;
-  scheduled_thread_pool& operator=(const scheduled_thread_pool&) = delete;
+  scheduled_thread_pool(const scheduled_thread_pool&) = delete;             ///< not copyable
+  scheduled_thread_pool& operator=(const scheduled_thread_pool&) = delete;  ///< not copyable
 
   /// An executor for this pool: post, dispatch, defer, co_spawn, strands and
   /// use_future work on it, as on asio::thread_pool.
@@ -163,8 +169,8 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
   bool is_shutdown() const noexcept;     ///< state is past running
   bool is_terminating() const noexcept;  ///< shut down but not yet terminated
-  bool is_terminated() const noexcept;
-  run_state state() const noexcept;
+  bool is_terminated() const noexcept;   ///< state is terminated
+  run_state state() const noexcept;      ///< the current run state
 
   /// Waits until terminated or @p timeout passes; true when terminated. A zero
   /// (or negative) timeout only answers, from any thread.
@@ -288,38 +294,57 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// threads for queued work (a thread that cannot start throws its error;
   /// the new size stays); shrinking retires idle threads.
   void set_core_pool_size(std::size_t n);
+  /// The core pool size set now.
   std::size_t core_pool_size() const noexcept;
   /// Starts one idle core thread if fewer than the core size run; true if
   /// started. A thread that cannot start throws its error.
   bool prestart_core_thread();
   /// Starts all missing core threads; returns how many were started.
   std::size_t prestart_core_threads();
+  /// Sets scheduled_thread_pool_options::allow_core_thread_timeout; turning
+  /// it on lets idle core threads retire after keep_alive from now on.
   void allow_core_thread_timeout(bool allow);
+  /// Whether core threads retire when idle.
   bool allows_core_thread_timeout() const noexcept;
 
+  /// Sets scheduled_thread_pool_options::continue_existing_periodic_tasks_after_shutdown.
+  /// Turning it off after shutdown() cancels the periodic tasks still queued.
   void set_continue_existing_periodic_tasks_after_shutdown(bool v);
+  /// Whether periodic tasks keep running after shutdown().
   bool continue_existing_periodic_tasks_after_shutdown() const noexcept;
+  /// Sets scheduled_thread_pool_options::execute_existing_delayed_tasks_after_shutdown.
+  /// Turning it off after shutdown() cancels the delayed tasks still queued.
   void set_execute_existing_delayed_tasks_after_shutdown(bool v);
+  /// Whether queued delayed one-shot tasks still run after shutdown().
   bool execute_existing_delayed_tasks_after_shutdown() const noexcept;
+  /// Sets scheduled_thread_pool_options::remove_on_cancel, for later cancels.
   void set_remove_on_cancel(bool v) noexcept;
+  /// Whether cancel() takes a task out of the queue at once.
   bool remove_on_cancel() const noexcept;
+  /// Sets the rejection policy, for later rejections.
   void set_rejection_policy(rejection_policy p) noexcept;
+  /// The rejection policy (not applied while a rejection handler is set).
   rejection_policy get_rejection_policy() const noexcept;
   /// Replaces the rejection handler (see
   /// scheduled_thread_pool_options::rejection_handler); empty restores the
   /// rejection policy. A rejection already in its handler finishes with the
   /// handler it started with.
   void set_rejection_handler(std::function<void(rejected_task&)> handler);
+  /// Whether a rejection handler is set.
   bool has_rejection_handler() const;
 
   // ---- introspection --------------------------------------------------------------
+  // Each value is read at the call; the pool may have moved on by the return.
 
+  /// All the counters below and the state, with the start lateness of recent runs.
   pool_stats stats() const;
-  std::size_t pool_size() const;
-  std::size_t largest_pool_size() const;
-  std::size_t active_count() const noexcept;
-  std::size_t queued_count() const;
+  std::size_t pool_size() const;          ///< threads alive now
+  std::size_t largest_pool_size() const;  ///< most threads ever alive at once
+  std::size_t active_count() const noexcept;  ///< threads running a task now
+  std::size_t queued_count() const;       ///< tasks in the queue, cancelled ones not yet purged included
+  /// Runs completed + tasks running + tasks queued, as Java's getTaskCount().
   std::uint64_t task_count() const;
+  /// Runs completed (each run of a periodic task counts).
   std::uint64_t completed_task_count() const noexcept;
 
   /// True on a thread of this pool.

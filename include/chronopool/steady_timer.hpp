@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::steady_timer — change one type name to move from Asio's timer.
+/// \file
+/// chronopool::steady_timer — change one type name to move from Asio's timer.
 #pragma once
 
 #include <chronopool/basic_scheduled_timer.hpp>

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::timer_service — the Asio service behind chronopool's timers.
+/// \file
+/// chronopool::timer_service — the Asio service behind chronopool's timers.
 #pragma once
 
 #include <chronopool/detail/timer/native_poller.hpp>
@@ -63,14 +64,17 @@ class scheduled_thread_pool;
 /// destroyed without their handlers being called (Asio's rule).
 class timer_service : public boost::asio::execution_context::service {
  public:
-  using key_type = timer_service;
-  static boost::asio::execution_context::id id;
+  using key_type = timer_service;                ///< Asio's service key: the service itself
+  static boost::asio::execution_context::id id;  ///< Asio's service id
+
 
   /// A timer's state: its expiry and its pending waits, kept in the I/O
   /// object itself (no allocation per timer).
   using implementation_type = detail::timer_impl;
 
+  /// Made by boost::asio::use_service<timer_service>(ctx), once per context.
   explicit timer_service(boost::asio::execution_context& ctx);
+  /// Destroys the waits still pending without calling their handlers.
   ~timer_service() override;
 
   /// Routes this context's waits to @p pool. Only before the first timer of
@@ -123,6 +127,11 @@ class timer_service : public boost::asio::execution_context::service {
   std::chrono::nanoseconds native_wakeup_latency() const noexcept;
 
   // ---- per-object operations (the I/O object forwards to these) -------------
+  // basic_scheduled_timer calls these; they are public as Asio's services'
+  // are, for I/O objects of one's own.
+
+  /// Initialises a timer's state: no expiry, no wait, in the calling
+  /// thread's shard.
   void construct(implementation_type& impl) noexcept {
     impl.set_home(&local_shard());  // and the inline wait free
     impl.set_expiry(detail::time_point());
@@ -130,14 +139,20 @@ class timer_service : public boost::asio::execution_context::service {
     impl.last = nullptr;
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true);
   }
+  /// Ends a timer's state: cancels its pending waits (operation_aborted).
   void destroy(implementation_type& impl) {
     detail::timer_shard::cancel(impl, nullptr);  // as Asio's timers: destruction cancels pending waits
   }
+  /// Moves @p other's expiry and pending waits into @p impl, which was not
+  /// constructed; @p other is left as if newly constructed.
   void move_construct(implementation_type& impl, implementation_type& other) noexcept {
     detail::timer_shard::move_timer(impl, other);
   }
+  /// Cancels every pending wait of the timer; returns how many.
   std::size_t cancel(implementation_type& impl) { return detail::timer_shard::cancel(impl, nullptr); }
+  /// Cancels the timer's oldest pending wait; returns 0 or 1.
   std::size_t cancel_one(implementation_type& impl) { return detail::timer_shard::cancel_one(impl); }
+  /// The timer's expiry; read without a lock, from any thread.
   detail::time_point expiry(const implementation_type& impl) const noexcept {
     return impl.expiry();  // no lock: see detail::timer_impl
   }
@@ -146,12 +161,18 @@ class timer_service : public boost::asio::execution_context::service {
   void set_initial_expiry(implementation_type& impl, detail::time_point t) noexcept {
     impl.set_expiry(t);
   }
+  /// Sets the timer's expiry to @p t and cancels its pending waits; returns
+  /// how many were cancelled.
   std::size_t expires_at(implementation_type& impl, detail::time_point t) {
     return detail::timer_shard::cancel(impl, &t);
   }
   /// Blocks until the expiry passes.
   void wait(implementation_type& impl, boost::system::error_code& ec);
 
+  /// Starts a wait on the timer: @p handler completes with
+  /// void(boost::system::error_code) at the expiry, or with
+  /// operation_aborted when cancelled; @p io_ex is the I/O object's executor.
+  /// Strong guarantee: if this throws, the handler is destroyed uncalled.
   template <class Handler, class IoExecutor>
   void async_wait(implementation_type& impl, Handler&& handler, const IoExecutor& io_ex) {
     start_wait(&impl, detail::time_point(), std::forward<Handler>(handler), io_ex);

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The version of chronopool these headers belong to.
+/// \file
+/// The version of chronopool these headers belong to.
 #pragma once
 
 /// Major version: changes that break the API (while it is 0, a minor
@@ -15,14 +16,19 @@
 #define CHRONOPOOL_VERSION \
   (CHRONOPOOL_VERSION_MAJOR * 100000 + CHRONOPOOL_VERSION_MINOR * 100 + CHRONOPOOL_VERSION_PATCH)
 
+/// \namespace chronopool
+/// The whole library: the scheduled thread pool, its futures and options,
+/// and timers for any Asio executor. Names in chronopool::detail are the
+/// implementation, not part of the API.
 namespace chronopool {
 
 /// A library version: the headers' (version_of_headers) or the compiled
 /// library's (version()).
 struct library_version {
-  int major;
-  int minor;
-  int patch;
+  int major;  ///< CHRONOPOOL_VERSION_MAJOR of that version
+  int minor;  ///< CHRONOPOOL_VERSION_MINOR of that version
+  int patch;  ///< CHRONOPOOL_VERSION_PATCH of that version
+  /// Equal when major, minor and patch are all equal.
   friend constexpr bool operator==(const library_version&, const library_version&) = default;
 };
 

@@ -1,12 +1,16 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Error codes of the durable (Redis-backed) scheduler.
+/// \file
+/// Error codes of the durable (Redis-backed) scheduler.
 #pragma once
 
 #include <boost/system/error_code.hpp>
 
 #include <type_traits>
 
+/// \namespace chronopool::durable
+/// The durable component (library chronopool::durable): schedules kept in
+/// Redis and run by a fleet of processes. See scheduler.
 namespace chronopool::durable {
 
 /// Failures reported by chronopool::durable operations as error_codes.
@@ -27,13 +31,21 @@ enum class error {
   shut_down,           ///< the scheduler was stopped before the operation completed
 };
 
+/// The category of error codes made from durable::error, named
+/// "chronopool.durable"; its messages never contain secrets.
 const boost::system::error_category& durable_category() noexcept;
 
+/// @p e as an error_code of durable_category(); found by argument-dependent
+/// lookup, so an error compares equal to an error_code holding it.
 inline boost::system::error_code make_error_code(error e) noexcept {
   return {static_cast<int>(e), durable_category()};
 }
 
 }  // namespace chronopool::durable
 
+/// \cond
+// Makes durable::error convertible to boost::system::error_code (doxygen 1.9
+// cannot place a specialization declared by its qualified name, hence the \cond).
 template <>
 struct boost::system::is_error_code_enum<chronopool::durable::error> : std::true_type {};
+/// \endcond

@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// What a handler of a durable schedule is told about the fire it runs.
+/// \file
+/// What a handler of a durable schedule is told about the fire it runs.
 #pragma once
 
 #include <chrono>
@@ -15,9 +16,9 @@ namespace chronopool::durable {
 /// larger fencing token. Make effects exactly-once by deduplicating on
 /// fire_id, or by rejecting writes whose token is below one already seen.
 struct fire_context {
-  std::string schedule_id;
-  std::string task;
-  std::string payload;
+  std::string schedule_id;  ///< the id the schedule was created with
+  std::string task;         ///< the task name, which chose the handler
+  std::string payload;      ///< the schedule's payload, as given when it was created
   /// "<schedule_id>@<due in ms since the epoch>": the same for every attempt
   /// of this occurrence, on every process.
   std::string fire_id;

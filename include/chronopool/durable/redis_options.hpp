@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Where and how the durable scheduler talks to Redis.
+/// \file
+/// Where and how the durable scheduler talks to Redis.
 #pragma once
 
 #include <chrono>
@@ -12,8 +13,8 @@ namespace chronopool::durable {
 /// Connection settings. The password is sent in AUTH and never logged or
 /// put into an error message.
 struct redis_options {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 6379;
+  std::string host = "127.0.0.1";  ///< the Redis server's host name or address
+  std::uint16_t port = 6379;       ///< the Redis server's TCP port
   /// ACL user name (Redis 6+); empty means AUTH with the password only.
   std::string username;
   /// Empty means no AUTH.

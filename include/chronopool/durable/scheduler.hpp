@@ -1,15 +1,16 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// chronopool::durable::scheduler — schedules kept in Redis, shared by a fleet.
-//
-// Schedules (one-shot, fixed rate, fixed delay) live in Redis under one
-// namespace; every process running a scheduler on that namespace claims
-// due fires, runs them on its work executor (a scheduled_thread_pool, an
-// io_context, ...) and acknowledges them. The guarantee: every fire runs at
-// least once; while leases are longer than the worst pause, at most one
-// process holds a fire's lease; each attempt carries a fencing token that
-// grows with every claim, and acknowledgements with a superseded token are
-// rejected. See docs/durable.md.
+/// \file
+/// chronopool::durable::scheduler — schedules kept in Redis, shared by a fleet.
+///
+/// Schedules (one-shot, fixed rate, fixed delay) live in Redis under one
+/// namespace; every process running a scheduler on that namespace claims
+/// due fires, runs them on its work executor (a scheduled_thread_pool, an
+/// io_context, ...) and acknowledges them. The guarantee: every fire runs at
+/// least once; while leases are longer than the worst pause, at most one
+/// process holds a fire's lease; each attempt carries a fencing token that
+/// grows with every claim, and acknowledgements with a superseded token are
+/// rejected. See docs/durable.md.
 #pragma once
 
 #include <chronopool/durable/detail/function_calls.hpp>
@@ -64,9 +65,20 @@ struct scheduler_stats {
   std::uint64_t reconnects = 0;       ///< command connections re-established after a loss
 };
 
+/// Durable schedules on Redis, as one process sees them: creates and cancels
+/// schedules, and claims and runs due fires of the task names registered
+/// here (see the file's description and docs/durable.md for the
+/// guarantees). Times are on the Redis server's clock.
+///
+/// @par Thread Safety
+/// Every member but the destructor may be called from any thread (stop() not
+/// from a fire's handler). Completions run on the handler's associated
+/// executor (the work executor when it has none).
 class scheduler {
  public:
+  /// The work executor's type.
   using executor_type = boost::asio::any_io_executor;
+  /// Fire times: wall-clock time points, as Redis keeps them.
   using time_point = std::chrono::system_clock::time_point;
   /// Runs one fire on the work executor. Returning acknowledges the fire;
   /// throwing gives it back to be retried after retry_delay.
@@ -78,8 +90,8 @@ class scheduler {
   scheduler(executor_type work, scheduler_options options);
   /// Calls stop().
   ~scheduler();
-  scheduler(const scheduler&) = delete;
-  scheduler& operator=(const scheduler&) = delete;
+  scheduler(const scheduler&) = delete;             ///< not copyable
+  scheduler& operator=(const scheduler&) = delete;  ///< not copyable
 
   /// The work executor: fires run there, and completions without an
   /// associated executor of their own.
@@ -101,11 +113,14 @@ class scheduler {
   /// @throws std::logic_error when called from a fire's handler.
   void stop();
 
+  /// This process's counters since construction.
   scheduler_stats stats() const;
 
   /// Creates a one-shot schedule firing at `at` (Redis's clock).
-  /// @par Completion Signature void(error_code, time_point due)
-  /// error::schedule_exists unless options.replace.
+  /// @par Completion Signature
+  /// @code void(error_code, time_point due) @endcode
+  /// error::schedule_exists when a schedule with this id exists (one-shots
+  /// take no schedule_options, so never replace one).
   template <class Duration, class Token>
   auto async_schedule_at(std::string id, std::string task, std::string payload,
                          std::chrono::time_point<std::chrono::system_clock, Duration> at,
@@ -116,7 +131,8 @@ class scheduler {
   }
 
   /// Creates a one-shot schedule firing `delay` after Redis's now.
-  /// @par Completion Signature void(error_code, time_point due)
+  /// @par Completion Signature
+  /// @code void(error_code, time_point due) @endcode
   template <class Rep, class Period, class Token>
   auto async_schedule(std::string id, std::string task, std::string payload,
                       std::chrono::duration<Rep, Period> delay, Token&& token) {
@@ -129,7 +145,8 @@ class scheduler {
   /// whatever the handlers' run time; the next one is scheduled when a fire
   /// is acknowledged, so runs never overlap (unless a lease expired).
   /// @throws std::invalid_argument for a non-positive period.
-  /// @par Completion Signature void(error_code, time_point first_due)
+  /// @par Completion Signature
+  /// @code void(error_code, time_point first_due) @endcode
   template <class Duration, class Rep, class Period, class Token>
   auto async_schedule_at_fixed_rate(std::string id, std::string task, std::string payload,
                                     std::chrono::time_point<std::chrono::system_clock, Duration> first,
@@ -156,7 +173,8 @@ class scheduler {
   /// Fixed delay: each occurrence is `delay` after the previous fire was
   /// acknowledged (Redis's clock).
   /// @throws std::invalid_argument for a non-positive delay.
-  /// @par Completion Signature void(error_code, time_point first_due)
+  /// @par Completion Signature
+  /// @code void(error_code, time_point first_due) @endcode
   template <class Rep1, class Period1, class Rep2, class Period2, class Token>
   auto async_schedule_with_fixed_delay(std::string id, std::string task, std::string payload,
                                        std::chrono::duration<Rep1, Period1> initial_delay,
@@ -170,7 +188,8 @@ class scheduler {
 
   /// Deletes a schedule with its pending occurrence. A fire of it that is
   /// running now finishes, but its acknowledgement changes nothing.
-  /// @par Completion Signature void(error_code, bool existed)
+  /// @par Completion Signature
+  /// @code void(error_code, bool existed) @endcode
   template <class Token>
   auto async_cancel(std::string id, Token&& token) {
     check_id(id);

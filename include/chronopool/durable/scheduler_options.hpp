@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Settings of a durable scheduler and of one schedule.
+/// \file
+/// Settings of a durable scheduler and of one schedule.
 #pragma once
 
 #include <chronopool/durable/redis_options.hpp>
@@ -31,6 +32,7 @@ enum class misfire_policy {
 
 /// Per-schedule settings.
 struct schedule_options {
+  /// What a periodic schedule does about missed occurrences.
   misfire_policy misfire = misfire_policy::fire_once_now;
   /// With misfire_policy::catch_up: how many missed occurrences to fire; at least 1.
   std::uint32_t catch_up_max = 1;
@@ -41,6 +43,7 @@ struct schedule_options {
 
 /// Settings of one scheduler (one process's view of a namespace).
 struct scheduler_options {
+  /// Where the Redis server is and how to log in.
   redis_options redis;
   /// Schedules live under the keys "cp:{<name_space>}:...": one hash tag, so
   /// one cluster slot. Processes sharing a namespace share its schedules and
@@ -60,8 +63,10 @@ struct scheduler_options {
   std::size_t max_in_flight = 64;
   /// A handler that throws gives its fire back; it may be claimed again after this.
   std::chrono::milliseconds retry_delay{1000};
-  /// Reconnection backoff: doubles from min to max, with jitter.
+  /// Reconnection backoff: doubles from min to max, with jitter. The first
+  /// wait; positive.
   std::chrono::milliseconds reconnect_min{50};
+  /// The longest wait between reconnection attempts; at least reconnect_min.
   std::chrono::milliseconds reconnect_max{2000};
   /// stop() waits this long for running handlers to return and be acknowledged.
   std::chrono::milliseconds stop_timeout{5000};
