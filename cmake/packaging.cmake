@@ -38,10 +38,15 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "Java's ScheduledThreadPoolExecutor for C++20 and Boost.Asio")
 set(CPACK_PACKAGE_CONTACT "${CHRONOPOOL_PACKAGE_MAINTAINER}")
 set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE")
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# The DEB generator installs under /usr (its default CPACK_PACKAGING_INSTALL_PREFIX;
+# set here, it would also move the source tarball's files under usr/).
 set(CPACK_GENERATOR DEB)
 # Only the components named here: the internal targets install nothing else.
 set(CPACK_COMPONENTS_ALL ${_chronopool_components})
+# include(CPack) also writes the package_source target: keep build trees and
+# git's files out of a source tarball.
+set(CPACK_SOURCE_GENERATOR TGZ)
+set(CPACK_SOURCE_IGNORE_FILES "/\\.git/" "/\\.git$" "/build/" "/_CPack_Packages/")
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)   # <name>_<version>-<release>_<arch>.deb
