@@ -1,16 +1,33 @@
 # Copyright (c) 2026 The chronopool authors
 # SPDX-License-Identifier: BSL-1.0
 # Install the chronopool build tree into a temporary prefix, then configure,
-# build and run a tiny consumer project against it via find_package().
-# Required -D vars: BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR
+# build and run a tiny consumer project against it via find_package(), and
+# build and run main.cpp through pkg-config and chronopool.pc.
+# Required -D vars: CONSUMER_SOURCE_DIR WORK_DIR, and BUILD_DIR unless SKIP_INSTALL
 # Optional -D vars: CONFIG CMAKE_GENERATOR CXX_COMPILER LIBDIR (default lib)
-foreach(var BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR)
+#   PREFIX        where chronopool is installed (default WORK_DIR/prefix; when
+#                 given, it must lie outside WORK_DIR, which is wiped first)
+#   SKIP_INSTALL  use what is in PREFIX already (package.cmake: extracted .debs)
+#   EXPECT_DURABLE  fail unless chronopool::durable is found and linked too
+#   TEST_NAME     the name in the messages (default install_consumer)
+if(NOT TEST_NAME)
+  set(TEST_NAME install_consumer)
+endif()
+set(required CONSUMER_SOURCE_DIR WORK_DIR)
+if(NOT SKIP_INSTALL)
+  list(APPEND required BUILD_DIR)
+endif()
+foreach(var IN LISTS required)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run.cmake: -D${var}=... is required")
   endif()
 endforeach()
 
-set(prefix "${WORK_DIR}/prefix")
+if(PREFIX)
+  set(prefix "${PREFIX}")
+else()
+  set(prefix "${WORK_DIR}/prefix")
+endif()
 if(NOT LIBDIR)
   set(LIBDIR lib)
 endif()
@@ -20,10 +37,10 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 
 function(step name)
   list(JOIN ARGN " " cmdline)
-  message(STATUS "install_consumer: ${name}: ${cmdline}")
+  message(STATUS "${TEST_NAME}: ${name}: ${cmdline}")
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "install_consumer: step '${name}' failed (${rc})")
+    message(FATAL_ERROR "${TEST_NAME}: step '${name}' failed (${rc})")
   endif()
 endfunction()
 
@@ -32,7 +49,9 @@ if(CONFIG)
   set(config_args --config "${CONFIG}")
 endif()
 
-step(install "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}" ${config_args})
+if(NOT SKIP_INSTALL)
+  step(install "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}" ${config_args})
+endif()
 
 set(configure_args
   -S "${CONSUMER_SOURCE_DIR}" -B "${consumer_build}"
@@ -47,14 +66,31 @@ if(CONFIG)
   list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
 endif()
 step(configure "${CMAKE_COMMAND}" ${configure_args})
-step(build "${CMAKE_COMMAND}" --build "${consumer_build}" ${config_args})
+step(build "${CMAKE_COMMAND}" --build "${consumer_build}" --parallel 2 ${config_args})
+
+# The package found must be the one in the prefix, not one elsewhere on the machine.
+file(STRINGS "${consumer_build}/CMakeCache.txt" found_dir REGEX "^chronopool_DIR:")
+string(REGEX REPLACE "^[^=]*=" "" found_dir "${found_dir}")
+file(REAL_PATH "${found_dir}" found_dir)
+file(REAL_PATH "${prefix}" real_prefix)
+string(FIND "${found_dir}/" "${real_prefix}/" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "${TEST_NAME}: find_package found chronopool in ${found_dir}, not under ${prefix}")
+endif()
 
 find_program(consumer_exe chronopool_consumer
   PATHS "${consumer_build}" "${consumer_build}/${CONFIG}" NO_DEFAULT_PATH)
 if(NOT consumer_exe)
-  message(FATAL_ERROR "install_consumer: chronopool_consumer executable not found")
+  message(FATAL_ERROR "${TEST_NAME}: chronopool_consumer executable not found")
 endif()
 step(run "${consumer_exe}")
+if(EXPECT_DURABLE)
+  find_program(durable_exe chronopool_durable_consumer
+    PATHS "${consumer_build}" "${consumer_build}/${CONFIG}" NO_DEFAULT_PATH)
+  if(NOT durable_exe)
+    message(FATAL_ERROR "${TEST_NAME}: chronopool::durable was not found or not linked (no chronopool_durable_consumer)")
+  endif()
+endif()
 
 # The same program built through pkg-config and the installed chronopool.pc.
 find_program(PKG_CONFIG_EXECUTABLE NAMES pkg-config pkgconf REQUIRED)
@@ -62,7 +98,14 @@ set(ENV{PKG_CONFIG_PATH} "${prefix}/${LIBDIR}/pkgconfig")
 execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" --cflags --libs chronopool
   OUTPUT_VARIABLE pc_flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "install_consumer: pkg-config does not find chronopool in ${prefix}/${LIBDIR}/pkgconfig")
+  message(FATAL_ERROR "${TEST_NAME}: pkg-config does not find chronopool in ${prefix}/${LIBDIR}/pkgconfig")
+endif()
+execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" --variable=pcfiledir chronopool
+  OUTPUT_VARIABLE pc_dir OUTPUT_STRIP_TRAILING_WHITESPACE)
+file(REAL_PATH "${pc_dir}" pc_dir)
+string(FIND "${pc_dir}/" "${real_prefix}/" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "${TEST_NAME}: pkg-config found chronopool.pc in ${pc_dir}, not under ${prefix}")
 endif()
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 set(pc_exe "${WORK_DIR}/chronopool_pkg_config_consumer")
@@ -71,5 +114,11 @@ if(NOT pc_cxx)
   set(pc_cxx c++)
 endif()
 step(build_with_pkg_config "${pc_cxx}" "${CONSUMER_SOURCE_DIR}/main.cpp" -o "${pc_exe}" ${pc_flags})
+# chronopool.pc gives no run path: a shared libchronopool is found through this.
+if(DEFINED ENV{LD_LIBRARY_PATH} AND NOT "$ENV{LD_LIBRARY_PATH}" STREQUAL "")
+  set(ENV{LD_LIBRARY_PATH} "${prefix}/${LIBDIR}:$ENV{LD_LIBRARY_PATH}")
+else()
+  set(ENV{LD_LIBRARY_PATH} "${prefix}/${LIBDIR}")
+endif()
 step(run_with_pkg_config "${pc_exe}")
-message(STATUS "install_consumer: OK")
+message(STATUS "${TEST_NAME}: OK")
