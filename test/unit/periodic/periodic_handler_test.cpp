@@ -267,6 +267,8 @@ namespace {
 /// Ticks a periodic_timer whose first deadline is now; the first tick is made
 /// 35 ms late by blocking the io_context, then 3 more ticks are taken. Returns
 /// the time of each tick after the late one, relative to the first ideal instant.
+/// Milliseconds from the schedule's start: at[0] the late tick (the ideal
+/// instants 0-30 had passed), at[1..3] the three ticks after it.
 std::vector<long> ticks_after_a_late_one(chronopool::missed_tick_policy policy) {
   asio::io_context io;
   const auto t0 = steady::now();
@@ -277,6 +279,7 @@ std::vector<long> ticks_after_a_late_one(chronopool::missed_tick_policy policy) 
       [&]() -> asio::awaitable<void> {
         std::this_thread::sleep_for(35ms);  // we are late: ideal instants 0, 10, 20, 30 have passed
         co_await ticker.async_tick(asio::use_awaitable);  // the late tick fires at once
+        at.push_back(ms_between(t0, steady::now()));
         for (int i = 0; i < 3; ++i) {
           co_await ticker.async_tick(asio::use_awaitable);
           at.push_back(ms_between(t0, steady::now()));
@@ -372,26 +375,27 @@ BOOST_AUTO_TEST_CASE(periodic_timer_leeway_ticks_at_slot_ends_on_the_exact_sched
 
 BOOST_AUTO_TEST_CASE(periodic_timer_burst_catches_up_back_to_back) {
   const auto at = ticks_after_a_late_one(chronopool::missed_tick_policy::burst);
-  BOOST_REQUIRE(at.size() == 3u);
-  // Ideal instants 10, 20, 30 are all past: the catch-up ticks come at once.
-  BOOST_TEST(at[2] < 45);
+  BOOST_REQUIRE(at.size() == 4u);
+  // Ideal instants 10, 20, 30 are all past: the catch-up ticks come at once,
+  // not a period apart (the delay policy's three would take 30 ms at least).
+  BOOST_TEST(at[3] - at[0] < 30);
 }
 
 BOOST_AUTO_TEST_CASE(periodic_timer_delay_restarts_from_the_late_tick) {
   const auto at = ticks_after_a_late_one(chronopool::missed_tick_policy::delay);
-  BOOST_REQUIRE(at.size() == 3u);
-  // Late tick at ~35: then ~45, ~55, ~65.
-  BOOST_TEST(at[0] >= 45);
-  BOOST_TEST(at[2] >= 65);
+  BOOST_REQUIRE(at.size() == 4u);
+  // Late tick at ~35: then a period after each tick, ~45, ~55, ~65.
+  BOOST_TEST(at[1] >= at[0] + 10);
+  BOOST_TEST(at[3] >= at[0] + 30);
 }
 
 BOOST_AUTO_TEST_CASE(periodic_timer_skip_jumps_to_the_next_ideal_instant) {
   const auto at = ticks_after_a_late_one(chronopool::missed_tick_policy::skip);
-  BOOST_REQUIRE(at.size() == 3u);
+  BOOST_REQUIRE(at.size() == 4u);
   // Late tick at ~35: then the ideal grid 40, 50, 60.
-  BOOST_TEST(at[0] >= 40);
-  BOOST_TEST(at[2] >= 60);
-  BOOST_TEST(at[0] < 45 + 500);  // generous: not pushed out by a full period after the late tick
+  BOOST_TEST(at[1] >= 40);
+  BOOST_TEST(at[3] >= 60);
+  BOOST_TEST(at[1] < 45 + 500);  // generous: not pushed out by a full period after the late tick
 }
 
 BOOST_AUTO_TEST_CASE(periodic_timer_first_tick_immediately) {
