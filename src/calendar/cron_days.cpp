@@ -35,7 +35,7 @@ bool day_of_month_matches(const cron_fields& f, const year_month_day& ymd, unsig
   if (f.last_day_of_month && d == last) return true;
   if (f.last_weekday_of_month && is_weekday(w)) {
     // The last Monday-Friday: the last day, or the Friday before a weekend ending the month.
-    const weekday last_w{sys_days{ymd.year() / ymd.month() / last}};
+    const weekday last_w{sys_days{ymd.year() / ymd.month() / std::chrono::day{last}}};
     const unsigned back = last_w == Saturday ? 1U : last_w == Sunday ? 2U : 0U;
     if (d == last - back) return true;
   }
