@@ -64,7 +64,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME ${_chronopool_deb_dev})
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libboost-dev (>= 1.81) | libboost1.81-dev, libfmt-dev")
+  "libboost-dev (>= 1.81) | libboost1.81-dev, libfmt-dev, libhowardhinnant-date-dev, tzdata")
 set(CPACK_COMPONENT_DEV_DISPLAY_NAME "chronopool")
 # CPackDeb writes CPACK_PACKAGE_DESCRIPTION_SUMMARY as the synopsis line of
 # both packages, then these as the extended descriptions.

@@ -9,6 +9,7 @@
 // Some cases are also covered, one by one, in test/unit/*; this file is the
 // catalogue the reliability issue asks for.
 #include <chronopool/async_sleep.hpp>
+#include <chronopool/cron_schedule.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_timer.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -256,6 +257,15 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
          chronopool::periodic_timer t(io, 1s);
          t.set_leeway(1s);
        }},
+      // ---- calendar schedules (test/unit/calendar has every parser error word for word)
+      {"cron_schedule", "minute 61", ia, {"minute field", "61", "0-59", "'61 * * * *'"},
+       [&] { chronopool::cron_schedule c("61 * * * *"); }},
+      {"cron_schedule", "empty expression", ia, {"cron expression", "empty"}, [&] { chronopool::cron_schedule c(""); }},
+      {"cron_schedule", "3 fields", ia, {"5 fields", "got 3"}, [&] { chronopool::cron_schedule c("* * *"); }},
+      {"cron_schedule", "February 30th", ia, {"day-of-month field", "30"},
+       [&] { chronopool::cron_schedule c("0 0 30 2 *"); }},
+      {"cron_schedule", "unknown time zone", ia, {"unknown time zone", "Mars/Olympus_Mons"},
+       [&] { chronopool::cron_schedule c("* * * * *", "Mars/Olympus_Mons"); }},
       // ---- blocking from a pool thread, misuse
       {"join", "called from one of the pool's threads", expect::deadlock, {"join", "pool's own threads"},
        [&] { on_pool_thread(pool, [&] { pool.join(); }); }},

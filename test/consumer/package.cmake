@@ -133,7 +133,7 @@ foreach(package IN LISTS expected_packages)
   set(doc "share/doc/${package}/copyright")
   set(cmake_dir "usr/${LIBDIR}/cmake/chronopool")
   if(package STREQUAL "libchronopool-dev")
-    set(required_depends "libboost1.81-dev" "libfmt-dev")
+    set(required_depends "libboost1.81-dev" "libfmt-dev" "libhowardhinnant-date-dev" "tzdata")
     set(lib_files "${CORE_FILES}")
     set(required
       "usr/include/chronopool/chronopool.hpp" "usr/include/chronopool/version.hpp"
