@@ -148,9 +148,9 @@ bool deadline_index::run_append_slot(std::size_t s) noexcept {
   for (const entry& e : slot) run_.push_back(e);  // within the capacity: no allocation
   // Every key of the slot comes after every key already in the run. A slot
   // filled in key order (waits of one deadline, many timers of one leeway
-  // slot, K waits on one timer) is left as it is: sorting 100,000 equal
-  // deadlines was a twentieth of firing them. Any other slot shows a key
-  // out of order within its first few entries.
+  // slot, K waits on one timer) is left as it is: the check is one pass
+  // that stops at the first key out of order, which in any other slot comes
+  // within its first few entries.
   if (!std::is_sorted(run_.begin() + first, run_.end())) std::sort(run_.begin() + first, run_.end());
   // One write per node (the only one until it leaves): ahead of it, the
   // nodes a few entries on are fetched, so their misses overlap.

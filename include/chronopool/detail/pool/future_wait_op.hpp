@@ -2,25 +2,11 @@
 // SPDX-License-Identifier: BSL-1.0
 // scheduled_future::async_wait's machinery: the initiation, the typed
 // operation that holds the handler while it waits on its task, and the
-// cancellation-slot handler that takes it back out.
-//
-// A wait's life:
-//
-//   initiation ──▶ linked in the task's async waiters (or the task is done)
-//                    │ task done: notify_waiters() takes it out   ──▶ completed with the outcome
-//                    └ slot emitted: cancel_async_wait() takes it out ──▶ completed with operation_aborted
-//
-// Whoever takes it out of the list (under the task's stripe lock) completes
-// it, once, after releasing the lock. Completing frees the operation (with
-// the handler's associated allocator) and then posts the handler, with its
-// arguments, to the handler's associated executor; the operation held
-// tracked work on that executor until then. It is never invoked inside the
-// initiating call: a wait on a task that is done already is posted too.
-//
-// The operation holds a reference to its task, so a task is never destroyed
-// with a wait pending. The slot's handler holds one as well and finds its
-// wait by its own address (the key): emitted after the wait completed, it
-// finds nothing and does nothing.
+// cancellation-slot handler that takes it back out. Whoever takes a wait out
+// of its task's list (task done, or slot emitted) completes it once, after
+// releasing the lock: it frees the operation, then posts the handler to its
+// associated executor, never inside the initiating call. The operation and
+// the slot's handler each hold a reference to the task.
 #pragma once
 
 #include <chronopool/detail/pool/task_impl.hpp>
