@@ -5,6 +5,7 @@
 /// Asio execution context.
 #pragma once
 
+#include <chronopool/detail/pool/pool_limits.hpp>
 #include <chronopool/detail/pool/queued_function.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/pool/task_impl.hpp>
@@ -69,7 +70,7 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   using executor_type = basic_executor_type<std::allocator<void>, 0>;
 
   /// The largest core pool size accepted.
-  static constexpr std::size_t max_core_pool_size = 4096;
+  static constexpr std::size_t max_core_pool_size = detail::max_pool_threads;
 
   /// A pool with @p core_pool_size threads and default options.
   explicit scheduled_thread_pool(std::size_t core_pool_size);

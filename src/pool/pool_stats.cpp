@@ -1,6 +1,11 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
+// A pool's statistics: the snapshot pool_core takes and its one-line text.
 #include <chronopool/pool_stats.hpp>
+
+#include <chronopool/detail/pool/pool_core.hpp>
+
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -28,3 +33,31 @@ std::string to_string(const pool_stats& s) {
 }
 
 }  // namespace chronopool
+
+namespace chronopool::detail {
+
+pool_stats pool_core::stats() const {
+  pool_stats s;
+  s.state = state_.load();
+  s.core_pool_size = core_size_.load();
+  {
+    std::lock_guard lock(mutex_);
+    s.pool_size = live_.load();
+    s.largest_pool_size = largest_;
+  }
+  s.active_count = active_.load();
+  s.queued_count = queue_.size();
+  s.completed_task_count = completed_.load();
+  s.task_count = s.completed_task_count + s.active_count + s.queued_count;
+  s.lateness = lateness_.summary();
+  return s;
+}
+
+std::size_t pool_core::pool_size() const { return live_.load(); }
+
+std::size_t pool_core::largest_pool_size() const {
+  std::lock_guard lock(mutex_);
+  return largest_;
+}
+
+}  // namespace chronopool::detail

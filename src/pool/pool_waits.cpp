@@ -4,6 +4,7 @@
 // (async_join, async_wait_for_termination) and quiet waits (wait_until_quiet,
 // async_wait_quiet). See detail/pool/pool_wait_op.hpp and docs/design.md.
 #include <chronopool/detail/pool/pool_core.hpp>
+#include <chronopool/detail/support/intrusive_list.hpp>
 
 #include <mutex>
 #include <system_error>
@@ -11,18 +12,8 @@
 namespace chronopool::detail {
 
 void pool_core::complete_pool_waits(pool_wait_op* list, const pool_wait_completion& how) noexcept {
-  pool_wait_op* oldest_first = nullptr;
-  while (list != nullptr) {
-    pool_wait_op* next = list->next_;
-    list->next_ = oldest_first;
-    oldest_first = list;
-    list = next;
-  }
-  while (oldest_first != nullptr) {
-    pool_wait_op* op = oldest_first;
-    oldest_first = op->next_;
-    op->func_(op, how);
-  }
+  complete_oldest_first<member_link<pool_wait_op, &pool_wait_op::next_>>(
+      list, [&](pool_wait_op* op) { op->func_(op, how); });
 }
 
 void pool_core::start_pool_wait(pool_wait_kind kind, pool_wait_op* op) noexcept {

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Status machine of a scheduled task; see detail/pool/task_base.hpp.
 #include <chronopool/detail/pool/task_base.hpp>
+#include <chronopool/detail/support/intrusive_list.hpp>
 #include <chronopool/detail/time/periodic_schedule.hpp>
 
 #include <algorithm>
@@ -144,19 +145,8 @@ void task_base::notify_waiters() noexcept {
   }
   s.cv.notify_all();
   // Lock, collect, unlock, complete: oldest first (the list is newest first).
-  async_wait_op* oldest_first = nullptr;
-  while (ops != nullptr) {
-    async_wait_op* next = ops->next_;
-    ops->next_ = oldest_first;
-    oldest_first = ops;
-    ops = next;
-  }
-  while (oldest_first != nullptr) {
-    async_wait_op* op = oldest_first;
-    oldest_first = op->next_;
-    op->next_ = nullptr;
-    op->func_(this, op, false);
-  }
+  complete_oldest_first<member_link<async_wait_op, &async_wait_op::next_>>(
+      ops, [this](async_wait_op* op) { op->func_(this, op, false); });
 }
 
 void task_base::start_async_wait(async_wait_op* op) noexcept {

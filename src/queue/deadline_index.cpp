@@ -148,9 +148,9 @@ bool deadline_index::run_append_slot(std::size_t s) noexcept {
   for (const entry& e : slot) run_.push_back(e);  // within the capacity: no allocation
   // Every key of the slot comes after every key already in the run. A slot
   // filled in key order (waits of one deadline, many timers of one leeway
-  // slot, K waits on one timer) is left as it is: sorting 100,000 equal
-  // deadlines was a twentieth of firing them. Any other slot shows a key
-  // out of order within its first few entries.
+  // slot, K waits on one timer) is left as it is: the check is one pass
+  // that stops at the first key out of order, which in any other slot comes
+  // within its first few entries.
   if (!std::is_sorted(run_.begin() + first, run_.end())) std::sort(run_.begin() + first, run_.end());
   // One write per node (the only one until it leaves): ahead of it, the
   // nodes a few entries on are fetched, so their misses overlap.
@@ -171,43 +171,6 @@ void deadline_index::rebuild_heap() noexcept {
 }
 
 // ---- the wheel -------------------------------------------------------------------
-
-deadline_index::slot_pool::~slot_pool() {
-  for (const chunk& c : chunks_) buffer_deallocate(c.p, c.bytes);
-}
-
-deadline_index::entry* deadline_index::slot_pool::take(unsigned c) {
-  class_state& k = class_[c];
-  if (k.free != nullptr) {
-    free_block* b = k.free;
-    k.free = b->next;
-    return reinterpret_cast<entry*>(b);
-  }
-  const std::size_t block = capacity_of(c) * sizeof(entry);
-  if (static_cast<std::size_t>(k.end - k.next) < block) {
-    // A new chunk, twice the last one of this class (64 KiB at first, at
-    // most 16 MiB), and at least one block.
-    constexpr std::size_t first = std::size_t{64} << 10, most = std::size_t{16} << 20;
-    const std::size_t want = k.chunk_bytes == 0 ? first : std::min(2 * k.chunk_bytes, most);
-    const std::size_t bytes = std::max(want, block) / block * block;
-    chunks_.reserve(chunks_.size() + 1);  // may throw: nothing changed yet
-    void* p = buffer_allocate(bytes);     // may throw: nothing changed yet
-    chunks_.push_back({p, bytes});
-    bytes_ += bytes;
-    k.next = static_cast<char*>(p);
-    k.end = k.next + bytes;
-    k.chunk_bytes = bytes;
-  }
-  entry* b = reinterpret_cast<entry*>(k.next);
-  k.next += block;
-  return b;
-}
-
-void deadline_index::slot_pool::give(entry* block, unsigned c) noexcept {
-  auto* b = reinterpret_cast<free_block*>(block);
-  b->next = class_[c].free;
-  class_[c].free = b;
-}
 
 void deadline_index::slot_push(slot_buffer& slot, const entry& e) {
   const std::size_t capacity = slot.block_class == slot_buffer::no_block ? 0 : slot_pool::capacity_of(slot.block_class);
@@ -573,51 +536,6 @@ index_node* deadline_index::pop_first() noexcept {
     return a->sequence() < b->sequence();
   });
   return never_erase(static_cast<std::size_t>(first - never_.begin()));
-}
-
-std::optional<time_point> deadline_index::first_deadline() const noexcept {
-  if (const entry* front = heap_front()) return time_point(duration(front->deadline));
-  if (near_empty() && wheel_count_ == 0 && tier_mask_ == 0 && stale_mask_ == 0) {
-    if (!never_.empty()) return time_point::max();
-    return std::nullopt;
-  }
-  // The heap is empty, or nodes set aside may come before its front: the
-  // earliest of its front (or, with none, the first wheel slot's), the
-  // set-aside nodes and the lowest tier bucket (every other tier node comes
-  // later). Scans: no hot path.
-  key m = ~key{0};
-  if (const entry* f = near_front()) {
-    m = key_of(f->deadline);
-  } else if (const auto d = first_occupied()) {
-    m = slot_min((slot_of(heap_limit_) + *d) & (wheel_slots - 1));
-  }
-  for (std::uint64_t b = stale_mask_; b != 0; b &= b - 1) m = std::min(m, bucket_min(stale_[std::countr_zero(b)]));
-  if (tier_mask_ != 0) m = std::min(m, bucket_min(tier_[std::countr_zero(tier_mask_)]));
-  return time_of(m);
-}
-
-std::optional<time_point> deadline_index::wake_time() const noexcept {
-  std::optional<time_point> wake;
-  if (const entry* f = near_front()) {
-    wake = time_point(duration(f->deadline));
-  } else if (wheel_count_ != 0) {
-    // The first wheel deadline (or, when that node was erased, an earlier
-    // time: one wake-up too many, no scan): advance() then takes its slot
-    // onto the run, and the near front is exact.
-    wake = time_of(wheel_floor_);
-  } else if (tier_mask_ != 0) {
-    // A window before the bucket's lower bound: its nodes move into the wheel
-    // then, and the sleeper sleeps on for the exact first deadline.
-    const key floor = bucket_floor(static_cast<unsigned>(std::countr_zero(tier_mask_)));
-    const key width = key{1} << near_bits_;
-    wake = time_of(floor > width ? floor - width : 0);
-  }
-  // The next slice, when nothing else wakes the owner sooner.
-  if (stale_count_ != 0) {
-    const time_point next = time_of(slice_after(last_slice_));
-    if (!wake || next < *wake) wake = next;
-  }
-  return wake;
 }
 
 void deadline_index::extract_all(std::vector<index_node*>& out) {

@@ -1,41 +1,18 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Java's DelayedWorkQueue in C++: a deadline index (a heap for work due soon,
-// a far tier for the rest), a FIFO lane for work due at once, and the
-// leader/follower wait. See detail/queue/delayed_work_queue.hpp.
+// The delayed work queue's offers and takes: queueing a task (in the
+// deadline index or the ready lane) or a posted function, taking whatever
+// comes first, the leader/follower decision of a taker that waits, waking
+// takers, and removing one task. See detail/queue/delayed_work_queue.hpp.
 #include <chronopool/detail/queue/delayed_work_queue.hpp>
 
-#include <chronopool/detail/sync/cpu_relax.hpp>
 #include <chronopool/detail/wakeup/kernel_timer_cost.hpp>
 #include <chronopool/detail/sync/lock_spinning.hpp>
 
 #include <algorithm>
 #include <limits>
-#include <stdexcept>
-#include <thread>
-
 
 namespace chronopool::detail {
-
-namespace {
-
-// How far past the head's deadline a spinning follower lets the leader be
-// before it takes the head itself (precision mode): a leader that is on its
-// CPU takes it within a microsecond.
-constexpr std::chrono::nanoseconds follower_grace{std::chrono::microseconds(2)};
-
-// Tasks leave the queue as raw pointers while the lock is held; their
-// references are dropped only after it is released, because dropping the
-// last one runs the callable's destructor, which is user code.
-std::vector<task_ptr> adopt_sorted(std::vector<index_node*> raw) {
-  std::sort(raw.begin(), raw.end(), [](const index_node* a, const index_node* b) { return runs_before(*a, *b); });
-  std::vector<task_ptr> out;
-  out.reserve(raw.size());
-  for (index_node* t : raw) out.emplace_back(static_cast<task_base*>(t), task_ptr::adopt);
-  return out;
-}
-
-}  // namespace
 
 delayed_work_queue::delayed_work_queue(unsigned near_window_log2)
     : index_(near_window_log2), near_spin_(near_kernel_timer_cost()) {}
@@ -163,22 +140,6 @@ bool delayed_work_queue::settle_posted_function(queued_function* f) noexcept {
   return true;
 }
 
-bool delayed_work_queue::withdraw_function(queued_function* f) noexcept {
-  std::lock_guard lock(mutex_);
-  absorb_posted_locked();
-  if (!functions_.remove(f)) return false;
-  if (count() == 0) wake_all();
-  return true;
-}
-
-function_list delayed_work_queue::drain_functions() noexcept {
-  std::lock_guard lock(mutex_);
-  absorb_posted_locked();
-  function_list all;
-  all.swap(functions_);
-  wake_all();
-  return all;
-}
 
 bool delayed_work_queue::offer(task_ptr t) {
   return offer_within(std::move(t), std::numeric_limits<std::size_t>::max()) == offer_status::queued;
@@ -327,126 +288,6 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   return result;
 }
 
-bool delayed_work_queue::sleep_until(std::unique_lock<std::mutex>& lock, time_point until) {
-  // Counted idle, then a last look for a function pushed without the lock
-  // (see idle_): one pushed after this look finds us counted.
-  idle_.fetch_add(1, std::memory_order_seq_cst);
-  if (posted_.load(std::memory_order_seq_cst) != nullptr) {
-    idle_.fetch_sub(1, std::memory_order_relaxed);
-    return true;  // as if woken: the caller looks again
-  }
-  ++sleeping_;
-  bool woken = true;
-  if (is_never(until)) {
-    available_.wait(lock);
-  } else {
-    woken = available_.wait_until(lock, until) == std::cv_status::no_timeout;
-  }
-  --sleeping_;
-  idle_.fetch_sub(1, std::memory_order_relaxed);
-  return woken;
-}
-
-void delayed_work_queue::set_precision_spin_limit(std::chrono::nanoseconds limit) noexcept {
-  std::lock_guard lock(mutex_);
-  spin_limit_ = std::max(limit, std::chrono::nanoseconds::zero());
-  // Until a wake-up has been measured, the whole limit: the first sleeps
-  // end early rather than late, and the window shrinks from there.
-  spin_window_ = spin_limit_;
-}
-
-void delayed_work_queue::sleep_then_spin(std::unique_lock<std::mutex>& lock, time_point until) {
-  // Saturating: a limit may be as long as the caller likes.
-  const time_point sleep_to =
-      spin_window_ >= until.time_since_epoch() ? time_point{} : until - spin_window_;
-  if (clock::now() < sleep_to) {
-    if (sleep_until(lock, sleep_to)) return;  // woken: something changed, look again
-    // How late the kernel woke us: the window becomes twice the worst recent
-    // lateness (decaying by 1/16 per sleep), so the next sleep ends before
-    // the deadline even when wake-ups are slow.
-    const duration late = clock::now() - sleep_to;
-    const duration floor = std::min(spin_limit_, duration(std::chrono::microseconds(1)));
-    spin_window_ = std::clamp(std::max(2 * late, spin_window_ - spin_window_ / 16), floor, spin_limit_);
-  }
-  spin_until(lock, until);
-}
-
-bool delayed_work_queue::spins_for(duration ahead) const noexcept {
-  // Subtracted from `ahead` (a time still to come, and the latency at most
-  // 100 us): the near spin may be as long as a test likes.
-  return ahead - wake_latency_.get() <= near_spin_;
-}
-
-void delayed_work_queue::set_near_spin(std::chrono::nanoseconds d) noexcept {
-  std::lock_guard lock(mutex_);
-  near_spin_ = std::max(d, std::chrono::nanoseconds::zero());
-}
-
-bool delayed_work_queue::spin_until(std::unique_lock<std::mutex>& lock, time_point until, bool leader) {
-  // Spin without the lock, so that submitters are not held up; wake_one(),
-  // wake_all() and the hand-offs bump signals_ for whatever would have woken
-  // a sleeper (read under the lock, so no bump after it is missed). Every
-  // spin_yield_interval the CPU is offered to whoever else can run on it.
-  // As sleep_until(): counted idle, then a last look for a pushed function.
-  idle_.fetch_add(1, std::memory_order_seq_cst);
-  if (posted_.load(std::memory_order_seq_cst) != nullptr) {
-    idle_.fetch_sub(1, std::memory_order_relaxed);
-    return true;  // as if signalled
-  }
-  if (leader) {
-    spinning_ = true;
-  } else {
-    ++spinning_followers_;
-  }
-  const std::uint64_t seen = signals_.load(std::memory_order_relaxed);
-  lock.unlock();
-  bool signalled = false;
-  time_point next_yield = clock::now() + spin_yield_interval;
-  for (time_point now = clock::now(); now < until; now = clock::now()) {
-    if (signals_.load(std::memory_order_relaxed) != seen) {
-      signalled = true;
-      break;
-    }
-    // A follower in precision mode stands in for a leader held up past the
-    // head's deadline (preempted, or its sleep woken late): it looks again,
-    // and takes the head itself.
-    if (!leader && now.time_since_epoch().count() - follower_grace.count() >=
-                       leader_head_.load(std::memory_order_relaxed)) {
-      signalled = true;
-      break;
-    }
-    if (now >= next_yield) {
-      std::this_thread::yield();
-      next_yield = clock::now() + spin_yield_interval;
-    } else {
-      cpu_relax();
-    }
-  }
-  lock_spinning(lock);
-  if (leader) {
-    spinning_ = false;
-  } else {
-    --spinning_followers_;
-  }
-  idle_.fetch_sub(1, std::memory_order_relaxed);
-  return signalled;
-}
-
-void delayed_work_queue::hand_off_and_unlock(std::unique_lock<std::mutex>& lock) noexcept {
-  // A spinning follower sees the signal within nanoseconds; notifying a
-  // sleeper as well would wake a second thread for one role.
-  if (spinning_followers_ != 0) {
-    signals_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  // Unlocked first: a taker woken while we hold the lock would find it held
-  // and block again at once (two more switches, on the CPU we need to run
-  // the task we took). Nothing is lost: the role is void under the lock, so
-  // a thread that starts to wait after the unlock takes it itself.
-  lock.unlock();
-  available_.notify_one();
-}
-
 void delayed_work_queue::wake_one() noexcept {
   signal_spinners();
   available_.notify_one();
@@ -498,159 +339,6 @@ bool delayed_work_queue::remove(task_base& t, std::size_t& left) {
   if (shrink) [[unlikely]]
     shrink_index_buffers();
   return true;
-}
-
-void delayed_work_queue::shrink_index_buffers() noexcept { detail::shrink_index_buffers(index_, mutex_); }
-
-std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(const task_base&)>& pred) {
-  std::vector<index_node*> taken;
-  {
-    std::lock_guard lock(mutex_);
-    index_.extract_if([&](const index_node& n) { return pred(*task_of(const_cast<index_node*>(&n))); }, taken);
-    std::deque<entry> kept_ready;
-    for (const entry& e : ready_) {
-      if (e.node == nullptr) continue;
-      if (pred(*task_of(e.node))) {
-        e.node->heap_index = task_base::not_queued;
-        taken.push_back(e.node);
-      } else {
-        e.node->heap_index = ready_tag | (ready_popped_ + kept_ready.size());
-        kept_ready.push_back(e);
-      }
-    }
-    ready_ = std::move(kept_ready);  // renumbered above, from ready_popped_
-    ready_count_ = ready_.size();
-    if (taken.empty()) return {};
-    // The head may have changed to a later deadline: the leader re-checks.
-    leader_ = nullptr;
-    wake_all();
-  }
-  return adopt_sorted(std::move(taken));
-}
-
-std::vector<task_ptr> delayed_work_queue::drain() {
-  std::vector<index_node*> taken;
-  {
-    std::lock_guard lock(mutex_);
-    taken.reserve(count());
-    index_.extract_all(taken);
-    for (const entry& e : ready_) {
-      if (e.node == nullptr) continue;
-      e.node->heap_index = task_base::not_queued;
-      taken.push_back(e.node);
-    }
-    ready_popped_ += ready_.size();
-    ready_.clear();
-    ready_count_ = 0;
-    wake_all();
-  }
-  return adopt_sorted(std::move(taken));
-}
-
-task_ptr delayed_work_queue::pop_head() {
-  std::lock_guard lock(mutex_);
-  if (count() == 0) return {};
-  index_.pull_earliest();  // the true head, due or not, may wait in the tier
-  task_base* const t = ready_first() ? pop_ready() : task_of(index_.pop_first());
-  if (t == nullptr) return {};  // out of memory moving the tier: nothing taken
-  task_ptr head(t, task_ptr::adopt);
-  if (count() == 0) wake_all();
-  return head;
-}
-
-std::size_t delayed_work_queue::size() const {
-  std::lock_guard lock(mutex_);
-  absorb_posted_locked();
-  return count();
-}
-
-std::size_t delayed_work_queue::index_bytes() const {
-  std::lock_guard lock(mutex_);
-  return index_.reserved_bytes();
-}
-
-std::optional<time_point> delayed_work_queue::head_deadline() const {
-  std::lock_guard lock(mutex_);
-  std::optional<time_point> head = index_.first_deadline();
-  if (!ready_.empty()) {
-    const time_point ready_head(duration(ready_.front().deadline));
-    if (!head || ready_head < *head) head = ready_head;
-  }
-  return head;
-}
-
-delayed_work_queue::activity delayed_work_queue::current_activity() const {
-  std::lock_guard lock(mutex_);
-  absorb_posted_locked();
-  activity a;
-  a.taken = taken_;
-  if (!functions_.empty()) {
-    a.earliest = time_point::min();
-    return a;
-  }
-  a.earliest = index_.first_deadline();
-  if (!ready_.empty()) {
-    const time_point ready_head(duration(ready_.front().deadline));
-    if (!a.earliest || ready_head < *a.earliest) a.earliest = ready_head;
-  }
-  return a;
-}
-
-std::optional<time_point> delayed_work_queue::wake_deadline() const {
-  std::lock_guard lock(mutex_);
-  return index_.wake_time();
-}
-
-void delayed_work_queue::set_mode(mode m) {
-  std::lock_guard lock(mutex_);
-  mode_ = std::max(mode_, m);  // modes only advance: a closed queue never reopens
-  // From now on posters take the lock; what they pushed before is taken in
-  // by whoever looks at the lane next (a draining taker, drain_functions()).
-  if (mode_ != mode::open) open_.store(false, std::memory_order_seq_cst);
-  wake_all();
-}
-
-delayed_work_queue::mode delayed_work_queue::current_mode() const {
-  std::lock_guard lock(mutex_);
-  return mode_;
-}
-
-void delayed_work_queue::interrupt_waiters() {
-  std::lock_guard lock(mutex_);
-  ++interrupt_epoch_;
-  wake_all();
-}
-
-bool delayed_work_queue::check_invariants() const {
-  std::lock_guard lock(mutex_);
-  if (!index_.check_invariants()) return false;
-  std::size_t live = 0;
-  for (std::size_t k = 0; k < ready_.size(); ++k) {
-    const entry& e = ready_[k];
-    if (e.node == nullptr) {
-      if (k == 0) return false;  // the front is never an empty slot
-      continue;
-    }
-    ++live;
-    if (e.node->heap_index != (ready_tag | (ready_popped_ + k))) return false;
-    if (e.deadline != e.node->deadline().time_since_epoch().count() || e.sequence != e.node->sequence()) return false;
-  }
-  return live == ready_count_;
-}
-
-bool delayed_work_queue::is_spinning() const {
-  std::lock_guard lock(mutex_);
-  return spinning_;
-}
-
-std::size_t delayed_work_queue::spinning_followers() const {
-  std::lock_guard lock(mutex_);
-  return spinning_followers_;
-}
-
-bool delayed_work_queue::has_leader() const {
-  std::lock_guard lock(mutex_);
-  return leader_ != nullptr;
 }
 
 }  // namespace chronopool::detail

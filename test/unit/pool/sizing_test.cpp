@@ -14,6 +14,7 @@
 #include <chrono>
 #include <ctime>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -212,6 +213,28 @@ BOOST_AUTO_TEST_CASE(invalid_core_pool_size_throws) {
   scheduled_thread_pool_options o;
   o.core_pool_size = max + 1;
   BOOST_CHECK_THROW(scheduled_thread_pool{o}, std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_core_pool_size_message_names_the_parameter_and_the_value) {
+  constexpr std::size_t max = scheduled_thread_pool::max_core_pool_size;
+  // The constructor and set_core_pool_size() give the same message.
+  const std::string expected = "chronopool: core_pool_size 4097 exceeds the maximum of 4096";
+  auto message_of = [](auto call) -> std::string {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no exception)";
+  };
+  scheduled_thread_pool pool(2);
+  BOOST_TEST(message_of([&] { pool.set_core_pool_size(max + 1); }) == expected);
+  BOOST_TEST(message_of([&] { scheduled_thread_pool p(max + 1); }) == expected);
+  scheduled_thread_pool_options o;
+  o.core_pool_size = max + 1;
+  BOOST_TEST(message_of([&] { scheduled_thread_pool p(o); }) == expected);
+  const std::string huge = std::to_string(static_cast<std::size_t>(-1));
+  BOOST_TEST(message_of([&] { pool.set_core_pool_size(static_cast<std::size_t>(-1)); }).find(huge) != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(core_size_zero_runs_work_on_one_thread_that_retires) {

@@ -2,27 +2,14 @@
 // SPDX-License-Identifier: BSL-1.0
 // scheduled_future::async_wait's machinery: the initiation, the typed
 // operation that holds the handler while it waits on its task, and the
-// cancellation-slot handler that takes it back out.
-//
-// A wait's life:
-//
-//   initiation ──▶ linked in the task's async waiters (or the task is done)
-//                    │ task done: notify_waiters() takes it out   ──▶ completed with the outcome
-//                    └ slot emitted: cancel_async_wait() takes it out ──▶ completed with operation_aborted
-//
-// Whoever takes it out of the list (under the task's stripe lock) completes
-// it, once, after releasing the lock. Completing frees the operation (with
-// the handler's associated allocator) and then posts the handler, with its
-// arguments, to the handler's associated executor; the operation held
-// tracked work on that executor until then. It is never invoked inside the
-// initiating call: a wait on a task that is done already is posted too.
-//
-// The operation holds a reference to its task, so a task is never destroyed
-// with a wait pending. The slot's handler holds one as well and finds its
-// wait by its own address (the key): emitted after the wait completed, it
-// finds nothing and does nothing.
+// cancellation-slot handler that takes it back out. Whoever takes a wait out
+// of its task's list (task done, or slot emitted) completes it once, after
+// releasing the lock: it frees the operation, then posts the handler to its
+// associated executor, never inside the initiating call. The operation and
+// the slot's handler each hold a reference to the task.
 #pragma once
 
+#include <chronopool/detail/support/handler_op.hpp>
 #include <chronopool/detail/pool/task_impl.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/errors.hpp>
@@ -98,8 +85,7 @@ class future_wait_cancellation {
   explicit future_wait_cancellation(task_ptr t) noexcept : task_(std::move(t)) {}
 
   void operator()(boost::asio::cancellation_type_t type) noexcept {
-    using ct = boost::asio::cancellation_type;
-    if ((type & (ct::terminal | ct::partial | ct::total)) != ct::none) task_->cancel_async_wait(this);
+    if (cancellation_aborts_wait(type)) task_->cancel_async_wait(this);
   }
 
  private:
@@ -119,19 +105,9 @@ class future_wait_op final : public async_wait_op {
   /// Allocates the wait, connects the handler's cancellation slot and hands
   /// the wait to @p task.
   static void start(Handler handler, const task_ptr& task) {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler);
-    // The slot's handler first: should allocating the wait fail after it,
-    // it only ever finds nothing to cancel.
-    const void* key = nullptr;
-    if (slot.is_connected()) key = &slot.template emplace<future_wait_cancellation>(task);
+    const void* key = connect_cancellation<future_wait_cancellation>(handler, task);
     allocator_type alloc(boost::asio::get_associated_allocator(handler));
-    future_wait_op* op = std::allocator_traits<allocator_type>::allocate(alloc, 1);
-    try {
-      std::allocator_traits<allocator_type>::construct(alloc, op, std::move(handler), task);
-    } catch (...) {
-      std::allocator_traits<allocator_type>::deallocate(alloc, op, 1);
-      throw;
-    }
+    future_wait_op* op = new_handler_op<future_wait_op>(alloc, std::move(handler), task);
     op->cancel_key = key;
     task->start_async_wait(op);
   }
@@ -172,10 +148,7 @@ class future_wait_op final : public async_wait_op {
     }
   }
 
-  static void free(allocator_type& alloc, future_wait_op* self) noexcept {
-    std::allocator_traits<allocator_type>::destroy(alloc, self);
-    std::allocator_traits<allocator_type>::deallocate(alloc, self, 1);
-  }
+  static void free(allocator_type& alloc, future_wait_op* self) noexcept { delete_handler_op(alloc, self); }
 
   boost::asio::executor_work_guard<executor_type> work_;
   Handler handler_;

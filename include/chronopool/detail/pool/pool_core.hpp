@@ -152,7 +152,18 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// shutdown_now()'s work. Timer waits complete with operation_aborted when
   /// @p complete_waits, else (the pool is being destroyed) are discarded.
   std::vector<task_ptr> stop_all(bool complete_waits);
-  bool can_run_in_current_state(const task_base& t) const noexcept;
+  /// Whether @p t may still run in the current state (the shutdown policies).
+  /// Inline: every offer and every run asks.
+  bool can_run_in_current_state(const task_base& t) const noexcept {
+    switch (state_.load()) {
+      case run_state::running: return true;
+      case run_state::shutdown:
+        if (t.is_periodic()) return continue_periodic_after_shutdown.load();
+        // Tasks already due run even when delayed ones are dropped (as Java).
+        return execute_delayed_after_shutdown.load() || t.deadline() <= clock::now();
+      default: return false;
+    }
+  }
   /// After an offer: take the task back if a shutdown raced it (withdrawn:
   /// the caller settles it and then calls try_terminate()), else make sure a
   /// thread will run it (kept).

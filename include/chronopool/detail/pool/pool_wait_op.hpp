@@ -17,6 +17,7 @@
 // initiating call.
 #pragma once
 
+#include <chronopool/detail/support/handler_op.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -98,8 +99,7 @@ class pool_wait_cancellation {
  public:
   explicit pool_wait_cancellation(std::weak_ptr<pool_core> core) noexcept : core_(std::move(core)) {}
   void operator()(boost::asio::cancellation_type_t type) noexcept {
-    using ct = boost::asio::cancellation_type;
-    if ((type & (ct::terminal | ct::partial | ct::total)) != ct::none) cancel_pool_wait(core_, this);
+    if (cancellation_aborts_wait(type)) cancel_pool_wait(core_, this);
   }
 
  private:
@@ -116,17 +116,9 @@ class pool_wait_impl final : public pool_wait_op {
 
   static void start(Handler handler, const std::shared_ptr<pool_core>& core, const DefaultExecutor& pool_ex,
                     pool_wait_kind kind, std::chrono::steady_clock::time_point horizon) {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler);
-    const void* key = nullptr;
-    if (slot.is_connected()) key = &slot.template emplace<pool_wait_cancellation>(core);
+    const void* key = connect_cancellation<pool_wait_cancellation>(handler, core);
     allocator_type alloc(boost::asio::get_associated_allocator(handler));
-    pool_wait_impl* op = std::allocator_traits<allocator_type>::allocate(alloc, 1);
-    try {
-      std::allocator_traits<allocator_type>::construct(alloc, op, std::move(handler), pool_ex);
-    } catch (...) {
-      std::allocator_traits<allocator_type>::deallocate(alloc, op, 1);
-      throw;
-    }
+    pool_wait_impl* op = new_handler_op<pool_wait_impl>(alloc, std::move(handler), pool_ex);
     op->cancel_key = key;
     op->horizon = horizon;
     start_pool_wait(*core, kind, op);
@@ -167,10 +159,7 @@ class pool_wait_impl final : public pool_wait_op {
     }
   }
 
-  static void free(allocator_type& alloc, pool_wait_impl* self) noexcept {
-    std::allocator_traits<allocator_type>::destroy(alloc, self);
-    std::allocator_traits<allocator_type>::deallocate(alloc, self, 1);
-  }
+  static void free(allocator_type& alloc, pool_wait_impl* self) noexcept { delete_handler_op(alloc, self); }
 
   executor_type ex_;
   bool on_pool_;

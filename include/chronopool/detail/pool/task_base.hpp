@@ -10,12 +10,9 @@
 //      │  └───────────────────┘
 //      └──────cancel──────▶ cancelled ◀──cancel── running (result discarded)
 //
-// Whoever performs the transition out of `pending` into a done state releases
-// the callable; a running task's callable is released by its runner. The
-// waiters of a future block on a striped condition variable shared by all
-// tasks, so a task carries no mutex of its own; asynchronous waiters are
-// operations in an intrusive list guarded by the same stripe's mutex, taken
-// out under it and completed after it is released.
+// Whoever moves a task out of `pending` into a done state releases the
+// callable; a running task's is released by its runner. Waiters use a
+// striped lock shared by all tasks, so a task carries no mutex of its own.
 #pragma once
 
 #include <chronopool/detail/queue/deadline_index.hpp>

@@ -1,54 +1,16 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The ordered index under both of chronopool's queues: a pool's delayed work
-// queue and a timer service's waits. Not thread-safe: its owner locks.
-//
-// Three levels, every node of one due before every node of the next. Each
-// node records where it is (index_node::heap_index), so erase() never scans.
-//
-// * The near front: work due within a slot or two (~1-2 ms). Entries are 24
-//   bytes that carry their key (deadline, sequence) inline next to the node
-//   pointer, so ordering them reads contiguous arrays, never the nodes. Two
-//   arrays: the *run*, wheel slots sorted as they come near (each after the
-//   last), taken from its front, an erased entry left as a tombstone; and a
-//   4-ary min-heap for what is queued for a slot already on the run (unless
-//   it comes after the run's end, where it goes). The front is the first of
-//   their two fronts. Erase: O(1) in the run, O(log n) in the heap.
-// * The wheel: work due later within the "near window" (the aligned
-//   2^near_window_log2 ns span, ~1.07 s by default, that holds the reference
-//   time). A ring of 2,048 unordered slots, a 1,024th of a window (~1 ms)
-//   wide each; a slot moves onto the run whole, sorted, a slot ahead of the
-//   clock. Why not one heap: a million timers due within a second made a
-//   heap of 24 MB, and a pop sifted ten levels of it, writing each moved
-//   entry's slot into its node, a cache miss per level (a third of the
-//   firing time of `fire` 1M, and bouncing between the cores that take
-//   turns at firing); a node on the run is written once, when it arrives.
-// * A node due after the near window waits in a far tier instead: 64
-//   unordered buckets, the node in bucket j when the highest bit in which
-//   its deadline differs from the reference time is j. Putting a node there
-//   and taking it out are O(1): a push, and a swap with the last (the wheel
-//   and the "never" list work the same way). advance() keeps the reference
-//   time a window ahead of the clock: when less than a window is left before
-//   the near window ends, the buckets that come near move into the wheel (or
-//   into lower buckets), so a node is at the near front before it is due. A
-//   node moves down at most once per bucket, and a timeout cancelled long
-//   before its deadline (most of a server's) never reaches the near front.
-//   Order stays exact. Deadlines of "never" stay in a list of their own.
-// * Buckets come near a window before their first node can be due, so they
-//   move in shares: the buckets to redistribute are set aside whole
-//   ("stale", a swap of buffers that touches no node), and each advance()
-//   moves a share of them in proportion to the time gone, done half a
-//   window before the first of them can be due (an idle owner wakes for
-//   it). Moving them all at once held the owner's lock for 5-12 ms when a
-//   bucket spanning seconds of a million idle timeouts came near. Until
-//   they are moved, the heap's front is the first node only while it is
-//   due before every stale node.
-//   The window is wide because every node of the tier moves through it:
-//   with 67 ms, timers spread over a second moved in batches of thousands
-//   under the lock and their p99 lateness grew sevenfold.
+// The ordered index under both of chronopool's queues (a pool's delayed
+// work queue, a timer service's waits): nodes by (deadline, sequence), in
+// levels each due before the next: the near front (a sorted run and a 4-ary
+// heap with keys inline), a wheel of slots for the rest of the near window,
+// a far tier of 64 buckets, and a list for "never". Each node records its
+// slot, so erase() never scans. Not thread-safe: its owner locks.
 #pragma once
 
+#include <chronopool/detail/queue/index_node.hpp>
 #include <chronopool/detail/queue/mapped_buffer.hpp>
+#include <chronopool/detail/queue/wheel_slot_pool.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 
 #include <atomic>
@@ -62,80 +24,14 @@
 
 namespace chronopool::detail {
 
-/// What a deadline_index orders: a key (deadline, sequence) and the slot the
-/// index keeps the node in. Tasks and timer waits derive from it.
-class index_node {
- public:
-  static constexpr std::size_t not_queued = std::numeric_limits<std::size_t>::max();
-
-  // The deadline is atomic only so that a task's handle can report delay()
-  // while a worker re-arms it; indexes read it under their owner's lock.
-  time_point deadline() const noexcept { return time_point(duration(deadline_.load(std::memory_order_relaxed))); }
-  void set_deadline(time_point t) noexcept { deadline_.store(t.time_since_epoch().count(), std::memory_order_relaxed); }
-  std::uint64_t sequence() const noexcept { return sequence_; }
-  void set_sequence(std::uint64_t s) noexcept { sequence_ = s; }
-
-  /// Strict (deadline, sequence) order: equal deadlines in submission order.
-  friend bool runs_before(const index_node& a, const index_node& b) noexcept {
-    const auto da = a.deadline_.load(std::memory_order_relaxed);
-    const auto db = b.deadline_.load(std::memory_order_relaxed);
-    return da < db || (da == db && a.sequence_ < b.sequence_);
-  }
-
-  /// The node's slot in the index that holds it, or not_queued. Guarded by
-  /// that index's owner.
-  std::size_t heap_index = not_queued;
-
- protected:
-  index_node() noexcept = default;
-  index_node(const index_node&) = delete;
-  index_node& operator=(const index_node&) = delete;
-  ~index_node() = default;
-
-  /// The deadline with a chosen order, for a node whose deadline word is
-  /// also its owner's own state (a timer object's expiry, see timer_impl).
-  time_point load_deadline(std::memory_order order) const noexcept {
-    return time_point(duration(deadline_.load(order)));
-  }
-  void store_deadline(time_point t, std::memory_order order) noexcept {
-    deadline_.store(t.time_since_epoch().count(), order);
-  }
-
-  /// A node's sequence is read only by the index that holds it: before it
-  /// is inserted (its sequence set) and once it is out, its owner may keep a
-  /// list link in the same word (a timer wait does: see wait_op_base::link).
-  index_node* spare_link() const noexcept { return spare_link_; }
-  void set_spare_link(index_node* n) noexcept { spare_link_ = n; }
-
- private:
-  std::atomic<time_point::rep> deadline_{0};
-  union {
-    std::uint64_t sequence_ = 0;
-    index_node* spare_link_;
-  };
-};
-
 class deadline_index {
  public:
   /// A far-tier bucket's (or the "never" list's) buffer: large ones are
   /// page mappings, out of malloc's way, that grow without a copy (see
   /// mapped_buffer).
   using node_buffer = mapped_buffer<index_node*>;
-
-  /// A heap slot: the node's key, copied in when it is inserted (an indexed
-  /// node's deadline and sequence do not change), and the node.
-  struct entry {
-    time_point::rep deadline;
-    std::uint64_t sequence;
-    index_node* node;
-
-    static entry of(index_node* n) noexcept {
-      return {n->deadline().time_since_epoch().count(), n->sequence(), n};
-    }
-    friend bool operator<(const entry& a, const entry& b) noexcept {
-      return a.deadline < b.deadline || (a.deadline == b.deadline && a.sequence < b.sequence);
-    }
-  };
+  /// A heap, run or wheel slot (see index_entry).
+  using entry = index_entry;
 
   /// heap_index values with this bit are never set by an index: its owner
   /// may use them for slots of its own (a queue's ready lane).
@@ -168,9 +64,8 @@ class deadline_index {
   // erase() never allocates or frees: a buffer it leaves sparse is only
   // marked. Its owner asks for the next one under its lock, allocates the
   // smaller buffer with the lock released, and hands it in under the lock
-  // again; the old buffer comes back out, to be freed once unlocked. A
-  // million far timers cancelled at once held the owner's lock 6-10 ms in
-  // that allocation (glibc consolidating the freed waits) and the free.
+  // again; the old buffer comes back out, to be freed once unlocked: the
+  // owner's lock is never held across an allocation or a free.
 
   /// A sparse buffer to shrink, and the capacity it is to get.
   struct shrink_request {
@@ -214,7 +109,7 @@ class deadline_index {
   /// index's first node; null when the near front is empty (the wheel and
   /// the tier may still hold nodes, all due later) or a node still to move
   /// from the tier may come first (then none is due before the time
-  /// advance() moves them all). Named for the heap it once was alone.
+  /// advance() moves them all).
   const entry* heap_front() const noexcept {
     const entry* f = near_front();
     if (f == nullptr || (stale_count_ != 0 && key_of(f->deadline) >= stale_floor_)) return nullptr;
@@ -336,7 +231,7 @@ class deadline_index {
   // Set-aside nodes move in shares of what is left, at most every 1/1024
   // window (a busy owner: ~1 ms at the default window) and at least every
   // 1/32 (an idle one wakes for it), done half a window before the first of
-  // them can be due. Up to whole_move of them move at once (~0.1 ms).
+  // them can be due. Up to whole_move of them move at once.
   static constexpr unsigned min_turn_log2 = 10;
   static constexpr unsigned idle_turn_log2 = 5;
   static constexpr std::size_t whole_move = 4096;
@@ -349,74 +244,8 @@ class deadline_index {
   static constexpr unsigned wheel_log2 = 11;
   static constexpr std::size_t wheel_slots = std::size_t{1} << wheel_log2;
 
-  /// A wheel slot's entries, in a block of the index's slot_pool (none
-  /// while it never held an entry or after it moved onto the run).
-  struct slot_buffer {
-    static constexpr std::uint8_t no_block = 0xff;
-    entry* data = nullptr;
-    std::size_t count = 0;
-    std::uint8_t block_class = no_block;
-
-    std::size_t size() const noexcept { return count; }
-    bool empty() const noexcept { return count == 0; }
-    entry& operator[](std::size_t i) noexcept { return data[i]; }
-    const entry& operator[](std::size_t i) const noexcept { return data[i]; }
-    entry& back() noexcept { return data[count - 1]; }
-    entry* begin() noexcept { return data; }
-    entry* end() noexcept { return data + count; }
-    const entry* begin() const noexcept { return data; }
-    const entry* end() const noexcept { return data + count; }
-    void pop_back() noexcept { --count; }
-    void truncate(std::size_t n) noexcept { count = n; }
-    void clear() noexcept { count = 0; }
-  };
-
-  /// The blocks wheel slots keep their entries in, recycled within the
-  /// index. Slots grow as nodes come and give their blocks back as they
-  /// move onto the run, every ~2 s around the ring, under the owner's lock;
-  /// each from malloc (or the kernel, past a few pages) held that lock while
-  /// it waited for malloc's arena, which the threads freeing completed waits
-  /// hold: `fire` 1M's p99 went from ~4 ms to ~20 ms (the io threads asleep
-  /// on the shard's lock, the submitter inside malloc). Blocks come in size
-  /// classes, cut as they are first needed from page mappings that double
-  /// per class from 64 KiB (a few mmap calls per class, even for a million
-  /// nodes; pages are touched only when used), and stay with the index (its
-  /// peak, as a heap's buffer kept its peak). A class holds 16 times the
-  /// one below (16, 256, 4,096 ... entries): with classes that doubled, a
-  /// slot of a thousand grew six times, copying and faulting in about twice
-  /// its final size under the lock, and p99 stayed at ~15-20 ms; growing
-  /// 16-fold it reads the same as slots reserved whole up front (~4.5 ms).
-  class slot_pool {
-   public:
-    static constexpr unsigned classes = 7;
-    static std::size_t capacity_of(unsigned c) noexcept { return std::size_t{16} << (4 * c); }
-    slot_pool() = default;
-    slot_pool(const slot_pool&) = delete;
-    slot_pool& operator=(const slot_pool&) = delete;
-    ~slot_pool();
-    /// A block of class @p c; throws std::bad_alloc (nothing changed).
-    entry* take(unsigned c);
-    void give(entry* block, unsigned c) noexcept;
-    std::size_t reserved_bytes() const noexcept { return bytes_; }
-
-   private:
-    struct free_block {
-      free_block* next;
-    };
-    struct chunk {
-      void* p;
-      std::size_t bytes;
-    };
-    struct class_state {
-      free_block* free = nullptr;  // blocks given back
-      char* next = nullptr;        // the rest of the newest chunk, not cut yet
-      char* end = nullptr;
-      std::size_t chunk_bytes = 0;  // the newest chunk's size
-    };
-    class_state class_[classes];
-    std::vector<chunk> chunks_;
-    std::size_t bytes_ = 0;
-  };
+  using slot_buffer = wheel_slot;
+  using slot_pool = wheel_slot_pool;
   /// Appends @p e to slot @p s, growing it from the pool. Strong guarantee.
   void slot_push(slot_buffer& slot, const entry& e);
   /// Gives slot @p s's block back (the slot is empty).
@@ -536,10 +365,9 @@ class deadline_index {
   // tombstone (a null node) until the front passes it, so that no other
   // node moves. Nodes inserted below heap_limit_ after their slot came go
   // to the heap instead (or onto the run's end, when they come last); the
-  // near front is the first of the two fronts. Why not the heap alone: a
-  // pop sifted through it writing each moved entry's slot into its node, a
-  // cache miss each (half the time of a pop, with a million timers firing
-  // over a second): a node in the run is written once, when it arrives.
+  // near front is the first of the two fronts. A node in the run is
+  // written once, when it arrives; a heap pop writes the slot of every
+  // entry it moves into that entry's node.
   mapped_buffer<entry> run_;
   std::size_t run_pos_ = 0;     // the front: a live entry, or the end
   std::size_t run_origin_ = 0;  // the id of run_[0]: ids stay as the run is compacted

@@ -1,51 +1,12 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // An unbounded blocking priority queue of tasks ordered by (deadline,
-// sequence): Java's DelayedWorkQueue, with the leader/follower wait.
-//
-// * Tasks are ordered by a deadline_index: a 4-ary heap with inline keys
-//   for work due soon, a far tier of buckets for the rest (see there), each
-//   task recording its slot so that remove() never scans.
-// * Work that is due the moment it is queued (an executor's post) skips the
-//   heap: offer_now() appends it to a FIFO "ready lane", O(1) both ways,
-//   where a heap would sift every push and every pop through a queue that
-//   grows whenever posters outrun the workers. Takers still honour the
-//   global (deadline, sequence) order: they take whichever of the two heads
-//   comes first.
-// * Functions posted through the pool's executor wait in a FIFO "function
-//   lane" of their own (queued_function: no deadline, no status). Takers
-//   take one whenever nothing else is due, and alternate between it and due
-//   tasks otherwise, so neither starves the other. While the queue is open a
-//   poster does not take the lock: it pushes onto a lock-free stack that the
-//   next taker moves into the lane, oldest first, and takes the lock only
-//   to wake a taker that sleeps or spins (see offer_function).
-// * Takers wait leader/follower: at most one thread (the leader) sleeps with a
-//   timeout for the head's deadline; the others sleep untimed until the leader
-//   takes the head and passes the role on, or a new earlier head arrives.
-//   A queue with N idle workers therefore arms one kernel timer, not N.
-// * The leader does not sleep for a head nearer than arming the kernel's
-//   timer costs (near_kernel_timer_cost(): ~10 us in some VMs) plus how late
-//   its timed sleeps have been woken (wakeup_latency.hpp: tens of
-//   microseconds on a VM): it spins for it without the lock instead, which
-//   spends little more CPU than the timed sleep would have and runs the head
-//   at its deadline, where the sleep would have run it that latency late.
-// * In precision mode the leader sleeps until a window before the head's
-//   deadline and spins the rest without the lock; whatever would have woken
-//   it (a new head, a due task, a function, close) ends the spin. The window
-//   follows the measured lateness of its timed sleeps. A taker that would
-//   sleep untimed (a follower, or any taker of an empty queue) spins for one
-//   window first: when the leader takes a task and passes the role on, a
-//   spinning follower takes it at once, where a sleeping one would take a
-//   wake-up's latency (tens of microseconds on a VM) and miss the next
-//   deadline if it comes sooner. A spinning follower also takes the head
-//   itself once it is 2 us past its deadline and still queued: the leader
-//   is held up (its CPU given to another thread, or its sleep woken late),
-//   and a thread already on a CPU stands in for it.
-// * Takers and offer() take the lock with lock_spinning(): a collision waits
-//   in user space rather than in the kernel (see lock_spinning.hpp).
-// * offer() never waits for room and never fails for capacity; bounds are
-//   the pool's business.
-// * The queue holds one reference to each queued task.
+// sequence): Java's DelayedWorkQueue. Delayed tasks wait in a
+// deadline_index, work due at once in a FIFO ready lane, posted functions
+// in a FIFO function lane (pushed without the lock while the queue is
+// open). Takers wait leader/follower, so N idle takers arm one kernel
+// timer. The queue holds one reference to each queued task; it never
+// refuses an offer for capacity (bounds are its owner's).
 #pragma once
 
 #include <chronopool/detail/queue/deadline_index.hpp>

@@ -1,29 +1,12 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // A growable array of trivially copyable values for the deadline index: its
-// heap and its far-tier buckets. Buffers of a few pages and more are page
-// mappings taken straight from the kernel, not from malloc, and grow by
-// remapping them.
-//
-// Why mappings: a server that cancels a million far timeouts frees a million
-// small wait blocks; glibc keeps them in its fast bins until the next request
-// of a kilobyte or more, which first consolidates them all (~10 ms here)
-// while holding its arena's lock. The index's next buffer was that request:
-// when the cancels left a bucket sparse, its smaller replacement paid the
-// whole consolidation, and every thread that touched the arena meanwhile (one
-// freeing a wait, one starting a timer) waited for it. Mapped buffers never
-// reach malloc, so shrinking or growing one neither triggers nor waits for
-// that work, and a freed buffer goes back to the system at once.
-//
-// Why remapping: a buffer grows under its owner's lock (the insert that
-// fills it). Allocating twice the size, copying and freeing held the lock
-// for milliseconds once a buffer reached megabytes (a 12 MB heap copied into
-// 24 MB of fresh pages, each faulted in by the copy). mremap moves the page
-// table entries instead: no byte is copied, and the new half is faulted in a
-// page at a time by the pushes that use it.
-//
-// Smaller buffers (under 8 KiB: every buffer starts small) come from
-// operator new as usual, where a mapping would waste most of a page.
+// heap, run and far-tier buckets. Buffers of 8 KiB and more are page
+// mappings taken from the kernel, never from malloc, and grow by remapping:
+// resizing one under the owner's lock neither triggers nor waits for
+// malloc's consolidation and copies no bytes, and a freed one goes back to
+// the system at once. Smaller buffers come from operator new, where a
+// mapping would waste most of a page.
 #pragma once
 
 #include <cstddef>

@@ -31,6 +31,20 @@ Node* reverse_chain(Node* newest) noexcept {
   return oldest;
 }
 
+/// Completes a waiter list linked newest first through @p Link, oldest
+/// first: each node is unlinked (its link nulled) before @p complete(node)
+/// is called, so a completion may free or relink it.
+template <class Link, class Node, class Complete>
+void complete_oldest_first(Node* newest, Complete&& complete) noexcept {
+  Node* n = reverse_chain<Link>(newest);
+  while (n != nullptr) {
+    Node* const next = Link::get(*n);
+    Link::set(*n, nullptr);
+    complete(n);
+    n = next;
+  }
+}
+
 /// @p Link: get(node) and set(node, next), as member_link.
 template <class Node, class Link>
 class intrusive_list {

@@ -28,8 +28,7 @@ inline void cpu_relax() noexcept {
 /// another runnable thread. The kernel often puts two of a context's threads
 /// on one CPU: the one a hand-off just woke then preempts the one that holds
 /// the due work, and a wait that spins on through its time slice keeps that
-/// work waiting behind it (a 10,000-timer `coalesce` on a 2-thread pool:
-/// p99 lateness 1.4-1.6x Asio's without the yield, 0.7-0.96x with it).
+/// work waiting behind it.
 inline constexpr std::chrono::microseconds spin_yield_interval{20};
 
 }  // namespace chronopool::detail

@@ -5,11 +5,10 @@
 // The delayed work queue's critical sections last well under a microsecond,
 // but its takers and submitters take the lock at a high rate. A std::mutex
 // puts the loser of a collision to sleep in the kernel at once, and its CPU
-// goes idle; the holder then pays a futex wake-up on unlock, which on this
-// project's VMs (waking an idle vCPU) took 6-12 us of the holder's time:
-// the task it had just taken started that late. Retrying in user
-// space for a bounded time first turns a short collision into a short wait,
-// and leaves the sleep for a holder that was descheduled.
+// goes idle; the holder then pays a futex wake-up on unlock (waking an idle
+// CPU), microseconds by which the task it has just taken starts late.
+// Retrying in user space for a bounded time first turns a short collision
+// into a short wait, and leaves the sleep for a holder that is descheduled.
 #pragma once
 
 #include <chronopool/detail/sync/cpu_relax.hpp>
