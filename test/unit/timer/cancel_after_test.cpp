@@ -10,7 +10,9 @@
 #include <chronopool/steady_timer.hpp>
 
 #include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -18,11 +20,13 @@
 #include <boost/asio/local/connect_pair.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <array>
+#include <cstddef>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -73,6 +77,25 @@ class initiate_record_cancellation {
   asio::io_context* io_;
   std::vector<asio::cancellation_type_t>* seen_;
   bool complete_first_;
+};
+
+/// Counts its allocations (and allocates with new).
+template <class T>
+struct counting_allocator {
+  using value_type = T;
+  explicit counting_allocator(std::size_t& n) noexcept : count(&n) {}
+  template <class U>
+  counting_allocator(const counting_allocator<U>& o) noexcept : count(o.count) {}
+  T* allocate(std::size_t n) {
+    ++*count;
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
+  template <class U>
+  bool operator==(const counting_allocator<U>& o) const noexcept {
+    return count == o.count;
+  }
+  std::size_t* count;
 };
 
 template <class Token>
@@ -241,6 +264,24 @@ BOOST_AUTO_TEST_CASE(with_an_explicit_timer) {
   BOOST_TEST((steady::now() - start >= 30ms));
   // The caller's timer was armed for the timeout.
   BOOST_TEST((guard.expiry() >= start + 30ms));
+}
+
+BOOST_AUTO_TEST_CASE(the_handlers_executor_and_allocator_are_kept) {
+  asio::io_context io;
+  auto strand = asio::make_strand(io);
+  chronopool::steady_timer slow(io, 1h);
+  std::size_t allocations = 0;
+  std::optional<bool> on_strand;
+  slow.async_wait(chronopool::cancel_after(
+      20ms, asio::bind_allocator(counting_allocator<void>(allocations),
+                                 asio::bind_executor(strand, [&](error_code) {
+                                   on_strand = strand.running_in_this_thread();
+                                 }))));
+  // The shared state (timer and signal) comes from the handler's allocator.
+  BOOST_TEST(allocations >= 1u);
+  io.run();
+  BOOST_REQUIRE(on_strand.has_value());
+  BOOST_TEST(*on_strand);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
