@@ -1,8 +1,8 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 /// \file
-/// Sleeping without a timer object: async_sleep for any completion token, and
-/// sleep_for for coroutines.
+/// Sleeping without a timer object: async_sleep and async_sleep_until for any
+/// completion token, and sleep_for and sleep_until for coroutines.
 #pragma once
 
 #include <chronopool/detail/time/saturating_time.hpp>
@@ -88,6 +88,27 @@ auto async_sleep(const Executor& ex, std::chrono::duration<Rep1, Period1> durati
       detail::initiate_async_sleep<Executor>(ex), token, deadline);
 }
 
+/// Waits until @p deadline on @p ex's context, like a steady_timer armed with
+/// expires_at(deadline) and waited on once. Only steady_clock time points:
+/// wall-clock waits are not offered. A deadline already past completes
+/// promptly (never inside this call); one too far to represent never comes.
+///
+/// @par Completion Signature
+/// @code void(boost::system::error_code) @endcode
+///
+/// @par Per-Operation Cancellation
+/// terminal, partial and total cancellation complete it with operation_aborted.
+template <class Executor, class Duration, class Token = boost::asio::default_completion_token_t<Executor>>
+  requires(boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value)
+auto async_sleep_until(const Executor& ex, std::chrono::time_point<std::chrono::steady_clock, Duration> deadline,
+                       Token&& token = Token()) {
+  // The deadline is taken as given (saturated into the clock's duration),
+  // never re-derived from now.
+  const detail::time_point at(detail::saturating_duration(deadline.time_since_epoch(), "sleep deadline"));
+  return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+      detail::initiate_async_sleep<Executor>(ex), token, at);
+}
+
 /// Inside an asio::awaitable: `co_await chronopool::sleep_for(50ms);`. Throws
 /// boost::system::system_error (operation_aborted) when the coroutine's
 /// cancellation slot cancels it, e.g. as the losing side of `||`.
@@ -105,6 +126,16 @@ boost::asio::awaitable<void> sleep_for(std::chrono::duration<Rep1, Period1> dura
                                        std::chrono::duration<Rep2, Period2> leeway) {
   auto ex = co_await boost::asio::this_coro::executor;
   co_await async_sleep(ex, duration, leeway, boost::asio::use_awaitable);
+}
+
+/// Inside an asio::awaitable: `co_await chronopool::sleep_until(t);` resumes
+/// at the steady_clock instant @p deadline (at once, though never inline,
+/// when it has passed). Throws boost::system::system_error
+/// (operation_aborted) when the coroutine's cancellation slot cancels it.
+template <class Duration>
+boost::asio::awaitable<void> sleep_until(std::chrono::time_point<std::chrono::steady_clock, Duration> deadline) {
+  auto ex = co_await boost::asio::this_coro::executor;
+  co_await async_sleep_until(ex, deadline, boost::asio::use_awaitable);
 }
 
 }  // namespace chronopool

@@ -7,6 +7,7 @@
 
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/basic_scheduled_timer.hpp>
+#include <chronopool/cancel_after.hpp>
 #include <chronopool/cron_schedule.hpp>
 #include <chronopool/errors.hpp>
 #include <chronopool/pending_task.hpp>

@@ -151,6 +151,25 @@ std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration
   return state;
 }
 
+/// start_periodic with the first ideal instant given: @p first is the first
+/// run's ideal instant exactly (the grid is first + k * period), not a delay
+/// re-measured from now. A @p first already past runs at once; the
+/// missed-tick policy then applies to that grid.
+template <class Executor, class Handler>
+std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_point first, duration period,
+                                                       Handler&& h, bool fixed_rate, const periodic_options& o,
+                                                       const char* where) {
+  static_assert(std::is_void_v<std::invoke_result_t<std::decay_t<Handler>&>> ||
+                    steers_its_schedule_v<std::decay_t<Handler>>,
+                "chronopool: a periodic handler must return void or chronopool::periodic_control");
+  validate_periodic(period, o, where);
+  check_not_empty(h, where);
+  auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
+                                                                                fixed_rate, period, o);
+  state->arm(first);
+  return state;
+}
+
 }  // namespace detail
 
 /// Handle to a periodic handler started with chronopool::schedule_at_fixed_rate
@@ -208,6 +227,36 @@ periodic_handle schedule_with_fixed_delay(const Executor& ex, std::chrono::durat
                                                 detail::saturating_duration(delay, "delay"),
                                                 std::forward<Handler>(handler), false, options,
                                                 "schedule_with_fixed_delay"));
+}
+
+/// Like schedule_at_fixed_rate with an initial delay, but the first run's
+/// ideal instant is the steady_clock time point @p first itself, and the
+/// schedule is first + k * @p period. A @p first already past runs at once,
+/// then options.missed_ticks applies to that schedule. @p period must be
+/// positive (std::invalid_argument).
+template <class Executor, class Duration, class Rep, class Period, class Handler>
+periodic_handle schedule_at_fixed_rate(const Executor& ex,
+                                       std::chrono::time_point<std::chrono::steady_clock, Duration> first,
+                                       std::chrono::duration<Rep, Period> period, Handler&& handler,
+                                       periodic_options options = {}) {
+  return periodic_handle(detail::start_periodic_at(
+      ex, detail::time_point(detail::saturating_duration(first.time_since_epoch(), "first run")),
+      detail::saturating_duration(period, "period"), std::forward<Handler>(handler), true, options,
+      "schedule_at_fixed_rate"));
+}
+
+/// Like schedule_with_fixed_delay with an initial delay, but the first run's
+/// instant is the steady_clock time point @p first itself (at once when past);
+/// each next run comes @p delay after the previous handler returned.
+template <class Executor, class Duration, class Rep, class Period, class Handler>
+periodic_handle schedule_with_fixed_delay(const Executor& ex,
+                                          std::chrono::time_point<std::chrono::steady_clock, Duration> first,
+                                          std::chrono::duration<Rep, Period> delay, Handler&& handler,
+                                          periodic_options options = {}) {
+  return periodic_handle(detail::start_periodic_at(
+      ex, detail::time_point(detail::saturating_duration(first.time_since_epoch(), "first run")),
+      detail::saturating_duration(delay, "delay"), std::forward<Handler>(handler), false, options,
+      "schedule_with_fixed_delay"));
 }
 
 }  // namespace chronopool

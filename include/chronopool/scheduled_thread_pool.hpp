@@ -158,6 +158,26 @@ class scheduled_thread_pool : public boost::asio::execution_context {
                                                    std::chrono::duration<Rep2, Period2> delay, F&& f,
                                                    periodic_options options = {});
 
+  /// Runs @p f first at the steady_clock instant @p first, then every
+  /// @p period after it: the ideal deadlines are exactly first + k * period
+  /// (not a delay re-measured from now). A @p first already past runs at
+  /// once; periodic_options::missed_ticks then applies to that schedule.
+  /// @p period must be positive (std::invalid_argument otherwise).
+  template <class Duration, class Rep, class Period, class F>
+    requires detail::task_callable<F>
+  scheduled_future<void> schedule_at_fixed_rate(std::chrono::time_point<clock, Duration> first,
+                                                std::chrono::duration<Rep, Period> period, F&& f,
+                                                periodic_options options = {});
+
+  /// Runs @p f first at the steady_clock instant @p first (at once when
+  /// past), then @p delay after the end of each run. @p delay must be
+  /// positive.
+  template <class Duration, class Rep, class Period, class F>
+    requires detail::task_callable<F>
+  scheduled_future<void> schedule_with_fixed_delay(std::chrono::time_point<clock, Duration> first,
+                                                   std::chrono::duration<Rep, Period> delay, F&& f,
+                                                   periodic_options options = {});
+
   // ---- life cycle -------------------------------------------------------------
 
   /// Stops accepting work. Queued tasks follow the shutdown policies; running
@@ -387,6 +407,11 @@ class scheduled_thread_pool : public boost::asio::execution_context {
                                            std::chrono::duration<Rep2, Period2> period, F&& f,
                                            const periodic_options& options, const char* where);
   static void check_periodic(duration period, const periodic_options& options, const char* where);
+  template <class Rep, class Period, class F>
+  scheduled_future<void> schedule_periodic_from(detail::task_kind kind, time_point first,
+                                                std::chrono::duration<Rep, Period> period, F&& f,
+                                                const periodic_options& options, const char* where);
+
 
   std::shared_ptr<detail::pool_core> core_;
 };

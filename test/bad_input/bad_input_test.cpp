@@ -9,6 +9,7 @@
 // Some cases are also covered, one by one, in test/unit/*; this file is the
 // catalogue the reliability issue asks for.
 #include <chronopool/async_sleep.hpp>
+#include <chronopool/cancel_after.hpp>
 #include <chronopool/cron_schedule.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_timer.hpp>
@@ -238,6 +239,38 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, noop, bad_jitter(2.0)); }},
       {"chronopool::schedule_at_fixed_rate(executor)", "leeway > period", ia, {"leeway"},
        [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, noop, bad_leeway(1s)); }},
+      // ---- periodic starts at an instant: the same checks as with an initial delay
+      {"schedule_at_fixed_rate(time_point)", "period = 0", ia, {"schedule_at_fixed_rate", "period"},
+       [&] { pool.schedule_at_fixed_rate(steady::now(), 0ms, noop); }},
+      {"schedule_at_fixed_rate(time_point)", "period < 0", ia, {"period"},
+       [&] { pool.schedule_at_fixed_rate(steady::now(), -1h, noop); }},
+      {"schedule_at_fixed_rate(time_point)", "empty std::function", ia, {"schedule_at_fixed_rate", "empty callable"},
+       [&] { pool.schedule_at_fixed_rate(steady::now(), 1ms, empty_void_fn); }},
+      {"schedule_at_fixed_rate(time_point)", "first run NaN s after the epoch", ia, {"first run", "NaN"},
+       [&] { pool.schedule_at_fixed_rate(std::chrono::time_point<steady, dsec>(dsec(not_a_number)), 1ms, noop); }},
+      {"schedule_with_fixed_delay(time_point)", "delay = 0", ia, {"schedule_with_fixed_delay", "period"},
+       [&] { pool.schedule_with_fixed_delay(steady::now(), 0ns, noop); }},
+      {"schedule_with_fixed_delay(time_point)", "jitter = 1", ia, {"jitter"},
+       [&] { pool.schedule_with_fixed_delay(steady::now(), 1ms, noop, bad_jitter(1.0)); }},
+      {"chronopool::schedule_at_fixed_rate(executor, time_point)", "period = 0", ia,
+       {"schedule_at_fixed_rate", "period"},
+       [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), steady::now(), 0ms, noop); }},
+      {"chronopool::schedule_with_fixed_delay(executor, time_point)", "delay < 0", ia,
+       {"schedule_with_fixed_delay", "period"},
+       [&] { chronopool::schedule_with_fixed_delay(io.get_executor(), steady::now(), -1ms, noop); }},
+      {"chronopool::schedule_at_fixed_rate(executor, time_point)", "first run NaN s after the epoch", ia,
+       {"first run", "NaN"},
+       [&] {
+         chronopool::schedule_at_fixed_rate(io.get_executor(),
+                                            std::chrono::time_point<steady, dsec>(dsec(not_a_number)), 1ms, noop);
+       }},
+      {"async_sleep_until", "deadline NaN s after the epoch", ia, {"sleep deadline", "NaN"},
+       [&] {
+         chronopool::async_sleep_until(io.get_executor(), std::chrono::time_point<steady, dsec>(dsec(not_a_number)),
+                                       [](boost::system::error_code) {});
+       }},
+      {"cancel_after", "timeout = NaN", ia, {"timeout", "NaN"},
+       [&] { (void)chronopool::cancel_after(dsec(not_a_number), [](boost::system::error_code) {}); }},
       {"steady_timer::expires_after", "leeway < 0", ia, {"leeway", "negative"},
        [&] {
          chronopool::steady_timer t(io);

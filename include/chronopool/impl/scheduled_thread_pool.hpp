@@ -116,6 +116,44 @@ scheduled_future<void> scheduled_thread_pool::schedule_with_fixed_delay(
                            "schedule_with_fixed_delay");
 }
 
+// The periodic overloads that take the first deadline itself: it becomes
+// the task's first ideal deadline unchanged, so the schedule is
+// first + k * period exactly.
+template <class Rep, class Period, class F>
+scheduled_future<void> scheduled_thread_pool::schedule_periodic_from(detail::task_kind kind, time_point first,
+                                                                     std::chrono::duration<Rep, Period> period,
+                                                                     F&& f, const periodic_options& options,
+                                                                     const char* where) {
+  static_assert(std::is_void_v<detail::callable_result_t<F>> ||
+                    std::is_same_v<detail::callable_result_t<F>, periodic_control>,
+                "chronopool: a periodic task must return void or chronopool::periodic_control");
+  const duration p = detail::saturating_duration(period, "period");
+  check_periodic(p, options, where);
+  detail::check_not_empty(f, where);
+  detail::task_ptr t = detail::make_task(kind, std::forward<F>(f));
+  t->set_periodic(p, first, options);
+  enqueue(t, where);
+  return scheduled_future<void>(std::move(t));
+}
+
+template <class Duration, class Rep, class Period, class F>
+  requires detail::task_callable<F>
+scheduled_future<void> scheduled_thread_pool::schedule_at_fixed_rate(std::chrono::time_point<clock, Duration> first,
+                                                                     std::chrono::duration<Rep, Period> period,
+                                                                     F&& f, periodic_options options) {
+  return schedule_periodic_from(detail::task_kind::fixed_rate, to_steady(first, "first run"), period,
+                                std::forward<F>(f), options, "schedule_at_fixed_rate");
+}
+
+template <class Duration, class Rep, class Period, class F>
+  requires detail::task_callable<F>
+scheduled_future<void> scheduled_thread_pool::schedule_with_fixed_delay(std::chrono::time_point<clock, Duration> first,
+                                                                        std::chrono::duration<Rep, Period> delay,
+                                                                        F&& f, periodic_options options) {
+  return schedule_periodic_from(detail::task_kind::fixed_delay, to_steady(first, "first run"), delay,
+                                std::forward<F>(f), options, "schedule_with_fixed_delay");
+}
+
 template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
 auto scheduled_thread_pool::async_wait_for_termination(CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
