@@ -40,7 +40,7 @@ inline constexpr moved_into_t moved_into{};
 /// The executor @p service's context gives out itself, for a timer that
 /// does not store it (the context is an io_context or a scheduled_thread_pool,
 /// known to the service from that timer's construction).
-inline boost::asio::any_io_executor plain_executor(const timer_service& service) {
+inline boost::asio::any_io_executor plain_executor(const timer_service_base& service) {
   if (boost::asio::io_context* io = service.own_io_context()) return io->get_executor();
   return service.own_pool()->get_executor();
 }
@@ -59,7 +59,7 @@ template <class Executor>
 class timer_object_impl {
  public:
   /// A new timer of @p service on @p ex.
-  timer_object_impl(const Executor& ex, timer_service& service) : ex_(ex) { service.construct(impl_); }
+  timer_object_impl(const Executor& ex, timer_service_base& service) : ex_(ex) { service.construct(impl_); }
   /// A timer on @p ex whose state move_timer() fills in next.
   timer_object_impl(const Executor& ex, moved_into_t) : ex_(ex) {}
   timer_object_impl(const timer_object_impl&) = delete;
@@ -101,7 +101,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   static_assert(alignof(boxed) > box_flags);
 
  public:
-  timer_object_impl(const executor& ex, timer_service& service) {
+  timer_object_impl(const executor& ex, timer_service_base& service) {
     if (is_plain(ex, service)) {
       service.construct(own_);
     } else {
@@ -141,7 +141,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   /// Takes @p ex as the executor, for a state that move_timer() fills in next
   /// (the old state must have no pending wait). Strong guarantee.
   void reset_moved_into(const executor& ex) {
-    timer_service& service = boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
+    timer_service_base& service = boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
     std::unique_ptr<boxed> b;
     if (!is_plain(ex, service)) b = std::make_unique<boxed>(ex);  // may throw: nothing changed yet
     delete box();
@@ -154,7 +154,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   /// (then it need not be stored); @p service is the one of @p ex's context.
   /// Only an executor equal to that one: one with a property preferred must
   /// come back from get_executor() with it.
-  static bool is_plain(const executor& ex, timer_service& service) {
+  static bool is_plain(const executor& ex, timer_service_base& service) {
     if (const auto* io_ex = ex.target<boost::asio::io_context::executor_type>()) {
       boost::asio::io_context& io = io_ex->context();
       if (!(*io_ex == io.get_executor())) return false;

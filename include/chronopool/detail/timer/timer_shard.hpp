@@ -77,10 +77,6 @@
 #include <mutex>
 #include <optional>
 
-namespace chronopool {
-class timer_service;
-}  // namespace chronopool
-
 namespace chronopool::detail {
 
 namespace testing {
@@ -91,6 +87,7 @@ inline std::atomic<void (*)()> before_claim{nullptr};
 }  // namespace testing
 
 class pool_core;
+class timer_service_base;
 class inline_abort_chunk;
 class shard_wakeup;
 struct native_wakeup;
@@ -103,7 +100,7 @@ using wait_list = intrusive_list<wait_op_base, wait_op_base::list_link>;
 
 class timer_shard : public std::enable_shared_from_this<timer_shard> {
  public:
-  timer_shard(timer_service& service, native_poller& poller);
+  timer_shard(timer_service_base& service, native_poller& poller);
   ~timer_shard();
   timer_shard(const timer_shard&) = delete;
   timer_shard& operator=(const timer_shard&) = delete;
@@ -117,7 +114,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool driven_by_pool() const;
   /// The service this shard belongs to: a timer object finds its service
   /// through its home shard instead of keeping a pointer of its own.
-  timer_service& service() const noexcept { return service_; }
+  timer_service_base& service() const noexcept { return service_; }
 
   enum class start_result : std::uint8_t {
     started,
@@ -366,7 +363,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Delivers waits settled by settle_here_locked() on this thread.
   void deliver_settled(wait_list fired);
 
-  timer_service& service_;
+  timer_service_base& service_;
   native_poller& poller_;
 
   mutable adaptive_mutex mutex_;  // guards everything below
