@@ -12,7 +12,7 @@
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/timer/native_poller.hpp>
 #include <chronopool/detail/timer/timer_shard.hpp>
-#include <chronopool/detail/timer/wait_op.hpp>
+#include <chronopool/detail/timer/inline_wait_handler.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/execution_context.hpp>
