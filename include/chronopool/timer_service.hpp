@@ -42,7 +42,7 @@ class scheduled_thread_pool;
 /// - After use_pool(ctx, pool): the same internal task in that pool's queue,
 ///   so the long waits are kept on the pool's threads; it runs a hand-off
 ///   before the deadline (how long a function posted to @p ctx takes to
-///   start there, as measured, at most 100 us) and posts a function that
+///   start there, as last observed, at most 100 us) and posts a function that
 ///   waits out the rest on @p ctx, going back behind its other work, then
 ///   completes the due waits on @p ctx's thread, as its own wake-up would.
 ///   While it waits, @p ctx always has a handler ready (io_context::poll()
@@ -52,6 +52,9 @@ class scheduled_thread_pool;
 /// posted to the context per batch of cancellations, never inside the call
 /// that cancelled them. When the context is destroyed, pending waits are
 /// destroyed without their handlers being called (Asio's rule).
+///
+/// The timers call the service through its base, detail::timer_service_base,
+/// which is not part of the API.
 class timer_service : public detail::timer_service_base {
  public:
   using key_type = timer_service;                ///< Asio's service key: the service itself

@@ -1,19 +1,14 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // What a timer object holds: its state (timer_impl) and its executor, in as
-// few words as the executor allows. The counterpart of Asio's io_object_impl.
-//
-// Asio's timers keep an any_io_executor (56 bytes here: a small buffer for
-// the target plus two function tables) in every timer object. Almost every
-// timer is made from a context or its executor, whose whole state is the
-// context's address, and that context is the one whose timer_service the
-// timer's home shard belongs to. So for any_io_executor a context's own
-// executor (an io_context's or a scheduled_thread_pool's, without properties
-// preferred) is not stored at all: get_executor() rebuilds it from the home
-// shard's service. Anything else (a strand, an executor with a property
-// preferred, a context of another kind) is kept with the timer's state in a
-// box on the heap, and the object's own state word points at the box,
-// tagged. Other executor types are kept as they are, beside the state.
+// few words as the executor allows; the counterpart of Asio's
+// io_object_impl. For any_io_executor (a small buffer and two function
+// tables), a context's own executor (an io_context's or a
+// scheduled_thread_pool's, no property preferred), which is how almost every
+// timer is made, is not stored: get_executor() rebuilds it from the home
+// shard's service. Any other executor is boxed with the state on the heap,
+// the object's state word pointing at the box, tagged. Other executor types
+// are stored beside the state.
 #pragma once
 
 #include <chronopool/detail/timer/timer_shard.hpp>
