@@ -5,6 +5,7 @@
 // with the decisions documented in scheduled_thread_pool.hpp.
 #include <chronopool/detail/pool/pool_core.hpp>
 
+#include <chronopool/detail/platform/timer_slack.hpp>
 #include <chronopool/detail/support/exception_text.hpp>
 #include <chronopool/errors.hpp>
 
@@ -17,8 +18,6 @@
 #include <system_error>
 #include <utility>
 
-#include <sys/prctl.h>
-
 namespace chronopool::detail {
 namespace {
 
@@ -30,12 +29,9 @@ thread_local const pool_core* this_thread_pool = nullptr;
 // executor run here, since none of its threads will run anything again.
 thread_local const pool_core* aborting_waits_of = nullptr;
 
-// Linux delays a sleeping thread's timed wake-up by up to its timer slack
-// (50 us by default) to batch wake-ups. A worker sleeps until the head
-// deadline of the queue: every microsecond of slack is lateness of the task.
-// One nanosecond is the smallest slack the kernel accepts (0 means "the
-// default"). Failure only costs precision, so it is ignored.
-void minimise_timer_slack() noexcept { ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
+// Every unit of a worker's timer slack is lateness of its tasks: see
+// detail/platform/timer_slack.hpp.
+using platform::minimise_timer_slack;
 
 scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
   if (o.core_pool_size > 4096)
