@@ -15,7 +15,8 @@ namespace chronopool::detail {
 /// The median time of arming a kernel timer for 20 us ahead, measured on
 /// the first call and capped at 50 us so that a preempted measurement
 /// cannot make callers spin long. Zero where it cannot be measured (no
-/// timerfd).
+/// one-shot kernel timer: detail/platform/kernel_timer.hpp), and callers
+/// then count no cost for arming one.
 duration near_kernel_timer_cost() noexcept;
 
 }  // namespace chronopool::detail
