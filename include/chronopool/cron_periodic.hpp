@@ -55,7 +55,7 @@ class cron_state final : public periodic_state_base,
     if (ec || stopped_.load()) return;
     const sys_time instant = cursor_.current();
     if (std::chrono::system_clock::now() < instant) {
-      arm();  // the steady clock ran ahead of the system clock: wait out the rest
+      arm();  // the system clock was stepped back since arm(): wait for the instant on it
       return;
     }
     bool stop = false;
@@ -111,7 +111,8 @@ class cron_state final : public periodic_state_base,
 /// other than 0. The wall clock is followed as by
 /// scheduled_thread_pool::schedule_cron: each instant becomes a steady
 /// deadline when it is armed, and a run never starts before its instant by
-/// the system clock; a clock step is not followed by the wait already armed.
+/// the system clock; a forward step of the system clock is not followed by
+/// the wait already armed, which then comes late by the step.
 template <class Executor, class Handler>
   requires detail::cron_callable<Handler>
 periodic_handle schedule_cron(const Executor& ex, const cron_schedule& schedule, Handler&& handler,

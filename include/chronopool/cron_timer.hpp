@@ -37,8 +37,9 @@ namespace chronopool {
 ///
 /// Wall clock: the instant becomes a steady deadline when its wait starts
 /// (steady now + (instant − system now)); a tick never completes before its
-/// instant by the system clock, but a step of the system clock during the
-/// wait is not followed. One tick wait at a time: a new async_tick cancels
+/// instant by the system clock (after a backward step the wait is re-armed
+/// when it ends), but a forward step during the wait is not followed: the
+/// tick comes late by the step. One tick wait at a time: a new async_tick cancels
 /// a pending one.
 template <class Executor = boost::asio::any_io_executor>
 class basic_cron_timer {
@@ -126,7 +127,7 @@ class basic_cron_timer {
         return;
       }
       if (!ec && clock_type::now() < self->cursor_.current()) {
-        // The steady clock ran ahead of the system clock: wait out the rest.
+        // The system clock was stepped back during the wait: wait for the instant on it.
         self->wait(std::move(op));
         return;
       }

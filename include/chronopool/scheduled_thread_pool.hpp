@@ -197,11 +197,17 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   ///
   /// Wall clock: each instant is turned into a steady deadline when its run
   /// is armed (steady now + (instant − system now)), and a run never starts
-  /// before its instant by the system clock. A step of the system clock
-  /// (a manual change, an NTP step; not DST, which moves no instant) after
-  /// that is not followed: the run already armed comes that much early or
-  /// late by the new wall clock, and the runs after it are on the new clock
-  /// again.
+  /// before its instant by the system clock: after a backward step (a manual
+  /// change, an NTP step; DST moves no instant) the run is re-armed when its
+  /// deadline comes. A forward step while a run is armed is not followed:
+  /// that run comes late by the step (the misfire rule then applies to the
+  /// instants the step jumped over), and the runs after it are on the new
+  /// clock again.
+  ///
+  /// Hooks, task_view and shutdown_now() see the task as a fixed-delay task
+  /// whose period() is its wait before the next run. Run by hand after
+  /// shutdown_now() (pending_task::run), it calls @p f once for the instant
+  /// it was queued for, at once.
   template <class F>
     requires detail::cron_callable<F>
   scheduled_future<void> schedule_cron(const cron_schedule& schedule, F&& f, periodic_options options = {},

@@ -37,8 +37,9 @@ std::optional<sys_time> cron_cursor::peek(sys_time now) const { return decide(no
 
 time_point steady_deadline_for(sys_time instant) noexcept {
   // Both now() calls are adjacent; their skew (nanoseconds) is far below a
-  // cron schedule's one-second resolution. A run that the steady clock
-  // brings a little early by the system clock is re-armed by its runner.
+  // cron schedule's one-second resolution. NTP slews both clocks alike, so
+  // only a step of the system clock moves the instant against the deadline;
+  // a wake-up it makes early by the system clock is re-armed by its runner.
   const time_point steady_now = clock::now();
   const sys_time system_now = std::chrono::system_clock::now();
   const duration until = saturating_sub(

@@ -40,9 +40,12 @@ class pool_cron_run {
   void operator()() {
     state& s = *state_;
     const sys_time instant = s.cursor.current();
-    if (std::chrono::system_clock::now() < instant) {
-      // The steady clock ran a little ahead of the system clock since the
-      // deadline was armed: wait out the rest, without a user run.
+    // A run by hand (pending_task::run after shutdown_now(): no owner) is
+    // for the instant it was queued for, at once. Otherwise a run before its
+    // instant by the system clock means the clock was stepped back since
+    // the deadline was armed: wait for the instant on it, without a user run.
+    const bool by_hand = s.task->owner() == nullptr;
+    if (!by_hand && std::chrono::system_clock::now() < instant) {
       arm(s, instant);
       return;
     }

@@ -171,6 +171,23 @@ BOOST_AUTO_TEST_CASE(cancel_stops_it_and_a_callable_may_take_nothing) {
   BOOST_TEST(fut.done());
 }
 
+// shutdown_now() hands the queued calendar task back; running it by hand
+// calls f once, at once, for the instant it was queued for.
+BOOST_AUTO_TEST_CASE(a_task_run_by_hand_after_shutdown_now_runs_once_for_its_instant) {
+  chronopool::scheduled_thread_pool pool(1);
+  const cron_schedule s("0 0 0 1 1 *");  // next New Year: far ahead
+  std::optional<sys::time_point> seen;
+  const auto before = sys::now();
+  auto fut = pool.schedule_cron(s, [&](cron_fire fire) { seen = fire.scheduled; });
+  auto pending = pool.shutdown_now();
+  BOOST_REQUIRE(pending.size() == 1u);
+  BOOST_TEST(!pending[0].run());
+  BOOST_REQUIRE(seen.has_value());
+  BOOST_TEST((*seen == *s.next_after(before)));
+  BOOST_REQUIRE((fut.wait_for(1s) == std::future_status::ready));
+  BOOST_CHECK_NO_THROW(fut.get());
+}
+
 BOOST_AUTO_TEST_CASE(an_exception_stops_the_schedule_and_reaches_the_future) {
   chronopool::scheduled_thread_pool pool(1);
   auto fut = pool.schedule_cron("* * * * * *", "UTC", [] { throw std::runtime_error("report failed"); });

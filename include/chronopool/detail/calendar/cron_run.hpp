@@ -62,7 +62,9 @@ class cron_cursor {
 
 /// The steady deadline that stands for the system_clock instant @p instant,
 /// measured now: steady_now + (instant − system_now). Computed when a run is
-/// armed, so a later step of the system clock moves nothing already armed.
+/// armed, so a later step of the system clock moves nothing already armed
+/// (the runners re-arm a wake-up that comes before the instant by the system
+/// clock, which a backward step causes).
 time_point steady_deadline_for(sys_time instant) noexcept;
 
 /// Throws std::invalid_argument naming @p where unless @p options fit a
