@@ -1,0 +1,146 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+/// \file
+/// Calendar schedules for handlers on any executor: chronopool::schedule_cron.
+#pragma once
+
+#include <chronopool/basic_scheduled_timer.hpp>
+#include <chronopool/cron_fire.hpp>
+#include <chronopool/cron_schedule.hpp>
+#include <chronopool/detail/calendar/cron_run.hpp>
+#include <chronopool/detail/support/check_not_empty.hpp>
+#include <chronopool/detail/time/periodic_schedule.hpp>
+#include <chronopool/periodic.hpp>
+#include <chronopool/periodic_options.hpp>
+
+#include <boost/asio/wait_traits.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace chronopool {
+
+namespace detail {
+
+/// A calendar schedule's handler on an executor: one steady timer wait per
+/// instant, armed when the previous run has ended.
+template <class Executor, class Handler>
+class cron_state final : public periodic_state_base,
+                         public std::enable_shared_from_this<cron_state<Executor, Handler>> {
+ public:
+  cron_state(const Executor& ex, Handler h, cron_cursor cursor, periodic_options o)
+      : timer_(ex), handler_(std::move(h)), cursor_(std::move(cursor)), options_(std::move(o)) {}
+
+  /// Waits for cursor_.current() on the executor's context.
+  void arm() {
+    timer_.expires_at(steady_deadline_for(cursor_.current()));
+    auto self = this->shared_from_this();
+    timer_.async_wait([self](const boost::system::error_code& ec) { self->on_tick(ec); });
+    // A cancel() that ran between on_tick's check and this wait found
+    // nothing to cancel: cancel the wait it missed.
+    if (stopped_.load()) timer_.cancel();
+  }
+
+ private:
+  // Runs on the executor; the next wait is armed only after the handler
+  // returns, so runs never overlap. An exception from the handler never
+  // leaves this function (see periodic_options::continue_after_error).
+  void on_tick(const boost::system::error_code& ec) {
+    if (ec || stopped_.load()) return;
+    const sys_time instant = cursor_.current();
+    if (std::chrono::system_clock::now() < instant) {
+      arm();  // the system clock was stepped back since arm(): wait for the instant on it
+      return;
+    }
+    bool stop = false;
+    std::exception_ptr error;
+    try {
+      stop = invoke_cron(handler_, cron_fire{instant});
+    } catch (...) {
+      error = std::current_exception();
+    }
+    ticks_.fetch_add(1);
+    if (error) {
+      if (!options_.continue_after_error) stop_with(error);
+      report_periodic_error(options_.error_handler, std::move(error));
+    }
+    if (stop) stopped_.store(true);
+    if (stopped_.load()) return;
+    if (!cursor_.advance(std::chrono::system_clock::now())) {
+      stopped_.store(true);  // no instant left that system_clock can hold
+      return;
+    }
+    arm();
+  }
+
+  void cancel_wait() noexcept override {
+    try {
+      timer_.cancel();
+    } catch (...) {
+      // Only a mutex that cannot be locked throws here; the tick still to
+      // come then finds the schedule stopped and does nothing.
+    }
+  }
+
+  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
+  Handler handler_;
+  cron_cursor cursor_;
+  periodic_options options_;
+};
+
+}  // namespace detail
+
+/// Runs @p handler on @p ex at each instant @p schedule names, from the
+/// first one after now. Each instant waits in the timer heap of @p ex's
+/// context; the next one is armed only after the handler returns, so runs
+/// never overlap, and @p misfire decides how many instants that passed in
+/// the meantime still run (see cron_misfire; once, by default).
+///
+/// The handler is invocable with a cron_fire (the instant of the run) or
+/// with nothing, and returns void, or periodic_control to end the schedule
+/// from inside a run. An exception it throws never leaves the executor's
+/// run(): it goes to options.error_handler and stops the schedule, or, with
+/// options.continue_after_error, only goes to the handler. Throws
+/// std::invalid_argument for an empty handler, or for a jitter or leeway
+/// other than 0. The wall clock is followed as by
+/// scheduled_thread_pool::schedule_cron: each instant becomes a steady
+/// deadline when it is armed, and a run never starts before its instant by
+/// the system clock; a forward step of the system clock is not followed by
+/// the wait already armed, which then comes late by the step.
+template <class Executor, class Handler>
+  requires detail::cron_callable<Handler>
+periodic_handle schedule_cron(const Executor& ex, const cron_schedule& schedule, Handler&& handler,
+                              periodic_options options = {}, cron_misfire misfire = {}) {
+  using handler_type = std::decay_t<Handler>;
+  static_assert(detail::cron_returns_ok_v<handler_type>,
+                "chronopool: a calendar handler must return void or chronopool::periodic_control");
+  constexpr const char* where = "schedule_cron";
+  detail::validate_periodic(detail::duration(1), options, where);
+  detail::validate_cron_options(options, where);
+  detail::check_not_empty(handler, where);
+  detail::cron_cursor cursor(schedule, misfire);
+  if (!cursor.start(std::chrono::system_clock::now()))
+    throw std::invalid_argument("chronopool: schedule_cron: the schedule names no instant ahead");
+  auto state = std::make_shared<detail::cron_state<Executor, handler_type>>(ex, std::forward<Handler>(handler),
+                                                                           std::move(cursor), std::move(options));
+  state->arm();
+  return periodic_handle(std::move(state));
+}
+
+/// schedule_cron with a cron_schedule(@p expression, @p time_zone): throws
+/// its std::invalid_argument for a bad expression or zone.
+template <class Executor, class Handler>
+  requires detail::cron_callable<Handler>
+periodic_handle schedule_cron(const Executor& ex, std::string_view expression, std::string_view time_zone,
+                              Handler&& handler, periodic_options options = {}, cron_misfire misfire = {}) {
+  return schedule_cron(ex, cron_schedule(expression, time_zone), std::forward<Handler>(handler), std::move(options),
+                       misfire);
+}
+
+}  // namespace chronopool
