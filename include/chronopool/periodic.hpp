@@ -136,25 +136,9 @@ class periodic_state final : public periodic_state_base,
   time_point ideal_{};
 };
 
-template <class Executor, class Handler>
-std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
-                                                    Handler&& h, bool fixed_rate, const periodic_options& o,
-                                                    const char* where) {
-  static_assert(std::is_void_v<std::invoke_result_t<std::decay_t<Handler>&>> ||
-                    steers_its_schedule_v<std::decay_t<Handler>>,
-                "chronopool: a periodic handler must return void or chronopool::periodic_control");
-  validate_periodic(period, o, where);
-  check_not_empty(h, where);
-  auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
-                                                                                fixed_rate, period, o);
-  state->arm(deadline_after(clock::now(), initial));
-  return state;
-}
-
-/// start_periodic with the first ideal instant given: @p first is the first
-/// run's ideal instant exactly (the grid is first + k * period), not a delay
-/// re-measured from now. A @p first already past runs at once; the
-/// missed-tick policy then applies to that grid.
+/// Starts a periodic handler whose first ideal instant is @p first exactly
+/// (the grid is first + k * period). A @p first already past runs at once;
+/// the missed-tick policy then applies to that grid.
 template <class Executor, class Handler>
 std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_point first, duration period,
                                                        Handler&& h, bool fixed_rate, const periodic_options& o,
@@ -168,6 +152,15 @@ std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_
                                                                                 fixed_rate, period, o);
   state->arm(first);
   return state;
+}
+
+/// start_periodic_at with the first instant @p initial from now.
+template <class Executor, class Handler>
+std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
+                                                    Handler&& h, bool fixed_rate, const periodic_options& o,
+                                                    const char* where) {
+  return start_periodic_at(ex, deadline_after(clock::now(), initial), period, std::forward<Handler>(h), fixed_rate, o,
+                           where);
 }
 
 }  // namespace detail
