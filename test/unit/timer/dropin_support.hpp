@@ -6,17 +6,7 @@
 // unchanged for each type, so Asio's behaviour is the reference for chronopool's.
 #pragma once
 
-// GCC 12 with -fsanitize=address reports a false -Wmaybe-uninitialized inside
-// Asio's use_future (async_completion in async_initiate). Silenced for that
-// header only, which is why it is included first.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <boost/asio/use_future.hpp>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "../../support/quiet_use_future.hpp"  // first: see there
 
 #include <chronopool/steady_timer.hpp>
 
