@@ -31,28 +31,25 @@ namespace detail {
 /// A calendar schedule's handler on an executor: one steady timer wait per
 /// instant, armed when the previous run has ended.
 template <class Executor, class Handler>
-class cron_state final : public periodic_state_base,
-                         public std::enable_shared_from_this<cron_state<Executor, Handler>> {
+class cron_state final : public executor_schedule<cron_state<Executor, Handler>, Executor> {
+  friend class executor_schedule<cron_state, Executor>;
+
  public:
   cron_state(const Executor& ex, Handler h, cron_cursor cursor, periodic_options o)
-      : timer_(ex), handler_(std::move(h)), cursor_(std::move(cursor)), options_(std::move(o)) {}
+      : executor_schedule<cron_state, Executor>(ex),
+        handler_(std::move(h)),
+        cursor_(std::move(cursor)),
+        options_(std::move(o)) {}
 
   /// Waits for cursor_.current() on the executor's context.
-  void arm() {
-    timer_.expires_at(steady_deadline_for(cursor_.current()));
-    auto self = this->shared_from_this();
-    timer_.async_wait([self](const boost::system::error_code& ec) { self->on_tick(ec); });
-    // A cancel() that ran between on_tick's check and this wait found
-    // nothing to cancel: cancel the wait it missed.
-    if (stopped_.load()) timer_.cancel();
-  }
+  void arm() { this->wait_until(steady_deadline_for(cursor_.current())); }
 
  private:
   // Runs on the executor; the next wait is armed only after the handler
   // returns, so runs never overlap. An exception from the handler never
   // leaves this function (see periodic_options::continue_after_error).
   void on_tick(const boost::system::error_code& ec) {
-    if (ec || stopped_.load()) return;
+    if (ec || !this->active()) return;
     const sys_time instant = cursor_.current();
     if (std::chrono::system_clock::now() < instant) {
       arm();  // the system clock was stepped back since arm(): wait for the instant on it
@@ -65,30 +62,14 @@ class cron_state final : public periodic_state_base,
     } catch (...) {
       error = std::current_exception();
     }
-    ticks_.fetch_add(1);
-    if (error) {
-      if (!options_.continue_after_error) stop_with(error);
-      report_periodic_error(options_.error_handler, std::move(error));
-    }
-    if (stop) stopped_.store(true);
-    if (stopped_.load()) return;
+    if (!this->end_run(stop, std::move(error), options_)) return;
     if (!cursor_.advance(std::chrono::system_clock::now())) {
-      stopped_.store(true);  // no instant left that system_clock can hold
+      this->stopped_.store(true);  // no instant left that system_clock can hold
       return;
     }
     arm();
   }
 
-  void cancel_wait() noexcept override {
-    try {
-      timer_.cancel();
-    } catch (...) {
-      // Only a mutex that cannot be locked throws here; the tick still to
-      // come then finds the schedule stopped and does nothing.
-    }
-  }
-
-  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
   Handler handler_;
   cron_cursor cursor_;
   periodic_options options_;

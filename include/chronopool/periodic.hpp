@@ -55,6 +55,20 @@ class periodic_state_base {
     stopped_.store(true);
   }
 
+  /// Counts a run that ended, by returning (@p stop: it returned
+  /// periodic_control::stop) or by throwing @p error, which goes to
+  /// @p o.error_handler and stops the schedule unless o.continue_after_error.
+  /// True when the schedule goes on.
+  bool end_run(bool stop, std::exception_ptr error, const periodic_options& o) noexcept {
+    ticks_.fetch_add(1);
+    if (error) {
+      if (!o.continue_after_error) stop_with(error);
+      report_periodic_error(o.error_handler, std::move(error));
+    }
+    if (stop) stopped_.store(true);
+    return !stopped_.load();
+  }
+
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> ticks_{0};
 
@@ -67,17 +81,16 @@ class periodic_state_base {
 template <class Handler>
 inline constexpr bool steers_its_schedule_v = std::is_same_v<std::invoke_result_t<Handler&>, periodic_control>;
 
-template <class Executor, class Handler>
-class periodic_state final : public periodic_state_base,
-                             public std::enable_shared_from_this<periodic_state<Executor, Handler>> {
- public:
-  periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, periodic_options o)
-      : timer_(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(std::move(o)) {}
+/// What every schedule of handlers on an executor has: one steady timer
+/// wait at a time on @p Executor's context, completing in Derived::on_tick.
+template <class Derived, class Executor>
+class executor_schedule : public periodic_state_base, public std::enable_shared_from_this<Derived> {
+ protected:
+  explicit executor_schedule(const Executor& ex) : timer_(ex) {}
 
-  /// Waits for the instant @p ideal (plus jitter) on the executor's context.
-  void arm(time_point ideal) {
-    ideal_ = ideal;
-    timer_.expires_at(run_deadline(ideal, period_, options_.jitter, options_.leeway));
+  /// Waits for @p deadline; Derived::on_tick gets the outcome.
+  void wait_until(time_point deadline) {
+    timer_.expires_at(deadline);
     auto self = this->shared_from_this();
     timer_.async_wait([self](const boost::system::error_code& ec) { self->on_tick(ec); });
     // A cancel() that ran between on_tick's check and this wait found
@@ -86,12 +99,43 @@ class periodic_state final : public periodic_state_base,
   }
 
  private:
+  void cancel_wait() noexcept final {
+    try {
+      timer_.cancel();
+    } catch (...) {
+      // Only a mutex that cannot be locked throws here; the tick still to
+      // come then finds the schedule stopped and does nothing.
+    }
+  }
+
+  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
+};
+
+template <class Executor, class Handler>
+class periodic_state final : public executor_schedule<periodic_state<Executor, Handler>, Executor> {
+  friend class executor_schedule<periodic_state, Executor>;
+
+ public:
+  periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, periodic_options o)
+      : executor_schedule<periodic_state, Executor>(ex),
+        handler_(std::move(h)),
+        fixed_rate_(fixed_rate),
+        period_(period),
+        options_(std::move(o)) {}
+
+  /// Waits for the instant @p ideal (plus jitter) on the executor's context.
+  void arm(time_point ideal) {
+    ideal_ = ideal;
+    this->wait_until(run_deadline(ideal, period_, options_.jitter, options_.leeway));
+  }
+
+ private:
   // Runs on the executor. The next wait is armed only after the handler
   // returns, so runs never overlap. An exception from the handler never
   // leaves this function: it goes to the error handler, and stops the
   // schedule unless continue_after_error is set.
   void on_tick(const boost::system::error_code& ec) {
-    if (ec || stopped_.load()) return;
+    if (ec || !this->active()) return;
     const time_point started = clock::now();
     bool stop = false;
     std::exception_ptr error;
@@ -104,14 +148,7 @@ class periodic_state final : public periodic_state_base,
     } catch (...) {
       error = std::current_exception();
     }
-    ticks_.fetch_add(1);
-    if (error) {
-      if (!options_.continue_after_error) stop_with(error);
-      report_periodic_error(options_.error_handler, std::move(error));
-    }
-    if (stop) stopped_.store(true);
-    if (stopped_.load()) return;
-    arm(next_ideal(started));
+    if (this->end_run(stop, std::move(error), options_)) arm(next_ideal(started));
   }
 
   time_point next_ideal(time_point started) const noexcept {
@@ -119,16 +156,6 @@ class periodic_state final : public periodic_state_base,
                        : saturating_add(clock::now(), period_);
   }
 
-  void cancel_wait() noexcept override {
-    try {
-      timer_.cancel();
-    } catch (...) {
-      // Only a mutex that cannot be locked throws here; the tick still to
-      // come then finds the schedule stopped and does nothing.
-    }
-  }
-
-  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
   Handler handler_;
   bool fixed_rate_;
   duration period_;
