@@ -12,7 +12,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
+#include <string>
 #include <thread>
 
 namespace cpd = chronopool::detail;
@@ -26,13 +28,23 @@ struct counting_listener final : cpd::clock_step_listener {
   void on_clock_step() noexcept override { steps.fetch_add(1); }
 };
 
-// Sets the realtime clock to what it reads: a step of (almost) nothing, but
-// a set all the same, which the kernel reports like any other. False when
-// this process may not set the clock (no CAP_SYS_TIME).
-bool set_clock_to_itself() {
+// Steps the realtime clock by @p by (from its own reading). False when this
+// process may not set the clock (no CAP_SYS_TIME).
+bool step_clock(std::chrono::nanoseconds by) {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  return ::clock_settime(CLOCK_REALTIME, &now) == 0;
+  const auto ns = std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec) + by;
+  timespec to{};
+  to.tv_sec = static_cast<time_t>(std::chrono::duration_cast<std::chrono::seconds>(ns).count());
+  to.tv_nsec = static_cast<long>((ns - std::chrono::seconds(to.tv_sec)).count());
+  return ::clock_settime(CLOCK_REALTIME, &to) == 0;
+}
+
+// The machines that run the tests are shared: only with
+// CHRONOPOOL_TEST_CLOCK_STEP=1 may a test set the machine's clock.
+bool may_step_the_machine_clock() {
+  const char* v = std::getenv("CHRONOPOOL_TEST_CLOCK_STEP");
+  return v != nullptr && std::string(v) == "1";
 }
 
 template <class Pred>
@@ -68,17 +80,28 @@ BOOST_AUTO_TEST_CASE(the_notice_delay_is_what_the_platform_promises) {
     BOOST_TEST(cpp::clock_step_watch::notice_delay_ns() == 100'000'000);
 }
 
-BOOST_AUTO_TEST_CASE(a_real_set_of_the_clock_is_reported_on_linux) {
-  if (!platform_test::expect_linux()) return;  // the portable watch notices only moves over 1 ms
-  counting_listener l;
-  cpd::subscribe_clock_steps(l);
-  if (!set_clock_to_itself()) {
-    cpd::unsubscribe_clock_steps(l);
-    BOOST_TEST_MESSAGE("skipped: this process may not set CLOCK_REALTIME (errno " << errno << ")");
+// Opt-in: steps CLOCK_REALTIME forward by 3 s and back, restoring it (to
+// within the microseconds between the calls).
+BOOST_AUTO_TEST_CASE(real_steps_of_the_clock_are_reported) {
+  if (!may_step_the_machine_clock()) {
+    BOOST_TEST_MESSAGE("skipped: set CHRONOPOOL_TEST_CLOCK_STEP=1 to let this test step the machine's clock");
     return;
   }
-  BOOST_TEST(eventually([&] { return l.steps.load() >= 1; }));
+  counting_listener l;
+  cpd::subscribe_clock_steps(l);
+  const auto offset_before = std::chrono::system_clock::now().time_since_epoch() -
+                             std::chrono::steady_clock::now().time_since_epoch();
+  if (!step_clock(3s)) {
+    cpd::unsubscribe_clock_steps(l);
+    BOOST_FAIL("CHRONOPOOL_TEST_CLOCK_STEP=1 but this process may not set CLOCK_REALTIME (errno " << errno << ")");
+  }
+  BOOST_TEST(eventually([&] { return l.steps.load() >= 1; }, 1s));
+  BOOST_TEST_REQUIRE(step_clock(-3s));
+  BOOST_TEST(eventually([&] { return l.steps.load() >= 2; }, 1s));
   cpd::unsubscribe_clock_steps(l);
+  const auto offset_after = std::chrono::system_clock::now().time_since_epoch() -
+                            std::chrono::steady_clock::now().time_since_epoch();
+  BOOST_TEST((offset_after - offset_before < 50ms && offset_before - offset_after < 50ms));
 }
 
 BOOST_AUTO_TEST_CASE(an_injected_step_moves_system_now_and_tells_every_listener_at_once) {
