@@ -19,7 +19,7 @@ std::span<const workload_def> all_workloads() {
       {"coalesce", "N timers due over a window, exact and with a leeway; wake-ups, CPU, lateness", coalesce_cases},
       {"broadcast", "K waits on one timer, all cancelled, then all fired; ns per wait", broadcast_cases},
       {"post", "post from T threads into the pool; ns per function", post_cases},
-      {"delayed", "N fire-and-forget delayed actions: execute_after vs schedule (future dropped)", delayed_cases},
+      {"delayed", "N one-shot pool tasks over a window (execute_after, schedule, schedule_at; futures dropped or kept); submit cost, lateness, CPU", delayed_cases},
   }};
   return defs;
 }
