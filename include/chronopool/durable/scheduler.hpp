@@ -122,7 +122,9 @@ class scheduler {
 
   /// Connects to Redis in the background at once (scheduling works without
   /// start()); fires run on `work`.
-  /// @throws std::invalid_argument for an empty namespace or non-positive lease / batch sizes.
+  /// @throws std::invalid_argument for a namespace that is empty, longer than
+  /// 256 bytes or contains '{', '}' or control characters, or for
+  /// non-positive lease / batch sizes.
   scheduler(executor_type work, scheduler_options options);
   /// Calls stop().
   ~scheduler();
