@@ -87,6 +87,8 @@ void scheduler::stop() { impl_->stop(); }
 
 scheduler_stats scheduler::stats() const { return impl_->stats(); }
 
+boost::system::error_code scheduler::connection_error() const { return impl_->connection_error(); }
+
 detail::put_request scheduler::make_request(std::string id, std::string task, std::string payload,
                                             detail::schedule_kind kind, const schedule_options& o, bool absolute,
                                             std::int64_t at_ms, std::int64_t period_ms) {

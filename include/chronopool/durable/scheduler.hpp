@@ -154,6 +154,15 @@ class scheduler {
   /// This process's counters since construction.
   scheduler_stats stats() const;
 
+  /// Why the latest attempt to connect to Redis (connect, AUTH, load the
+  /// function library) failed; success once connected. When Redis itself
+  /// refused (error::auth_failed for a wrong or missing password,
+  /// error::out_of_memory when the library cannot be loaded at maxmemory),
+  /// the message carries Redis's text, every operation fails at once with
+  /// this error, and the scheduler keeps retrying every reconnect_max until
+  /// the operator fixes it. Thread-safe.
+  boost::system::error_code connection_error() const;
+
   /// Creates a one-shot schedule firing at `at` (Redis's clock).
   /// @par Completion Signature
   /// @code void(error_code, time_point due) @endcode
