@@ -439,7 +439,10 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
       if (!st->lost) due.push_back(st);
     for (auto& st : due) {
       if (closing_) co_return;
-      if (!running_.contains(st->fire.token)) continue;  // finished meanwhile
+      // Finished, or its ack is on its way: an extension sent now would
+      // follow the ack down the pipeline and be answered "stale" for a fire
+      // that was not lost but done.
+      if (!running_.contains(st->fire.token) || st->finishing) continue;
       const auto sent = clock::now();
       auto [ec, v] = co_await exec(extend_call(keys_, st->fire.id, st->fire.token, lease_ms));
       std::int64_t expiry = 0;
@@ -449,13 +452,11 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
         ++counters_.extended;
         continue;
       }
-      // Superseded, or we could not renew before it ran out: the fire may
-      // now run elsewhere, so ask ours to stop.
-      if ((ec == error::stale_lease || clock::now() >= st->local_expiry) && !st->lost) {
-        st->lost = true;
-        st->stop.request_stop();
-        ++counters_.leases_lost;
-      }
+      // Superseded (this extension left before any ack, so "stale" means
+      // the lease was gone), or we could not renew it before it ran out
+      // while no ack was on its way: the fire may now run elsewhere, so ask
+      // ours to stop. A fire whose ack left meanwhile is judged by the ack.
+      if (ec == error::stale_lease || (clock::now() >= st->local_expiry && !st->finishing)) lease_lost(*st);
     }
   }
 }
@@ -511,9 +512,17 @@ void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
   }
 }
 
+void scheduler_impl::lease_lost(running_fire& st) {
+  if (st.lost) return;  // counted once, whoever learns it first
+  st.lost = true;
+  st.stop.request_stop();
+  ++counters_.leases_lost;
+}
+
 asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> st, bool ok) {
   clock::duration backoff = options_.reconnect_min;
   const auto retry_ms = static_cast<std::int64_t>(options_.retry_delay.count());
+  st->finishing = true;  // no more extensions: see lease_loop
   while (!closing_) {
     // Built before co_await: g++ 12 destroys a ?: temporary twice across a suspension.
     std::vector<std::string> call;
@@ -533,7 +542,10 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
         ec = parse_integer(v, at);
         if (!ec) ++counters_.released;
       }
-      if (ec == error::stale_lease) ++counters_.stale_acks;
+      if (ec == error::stale_lease) {
+        ++counters_.stale_acks;
+        lease_lost(*st);  // superseded before the ack: really lost
+      }
       break;  // Redis answered: nothing to retry
     }
     // The lease is gone by now: whoever claims the fire next runs it again.

@@ -74,7 +74,8 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
     claimed_fire fire;
     std::stop_source stop;
     clock::time_point local_expiry;  // conservative: measured from the request's send time
-    bool lost = false;               // ctl: told to stop; its ack is a formality
+    bool lost = false;               // ctl: its lease was lost (counted once, handler told to stop)
+    bool finishing = false;          // ctl: its ack or nack has been sent
   };
 
   struct counters {
@@ -111,6 +112,8 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   clock::duration next_backoff(clock::duration& current);
 
   void dispatch(claimed_fire f, clock::time_point sent);
+  // Marks the fire's lease lost: counts it once and asks its handler to stop.
+  void lease_lost(running_fire& st);
   void fire_done(std::shared_ptr<running_fire> st);
   void close_links();
   void spawn(boost::asio::awaitable<void> a);

@@ -96,7 +96,7 @@ struct scheduler_stats {
   std::uint64_t stale_acks = 0;       ///< acknowledgements rejected: the token was superseded
   std::uint64_t released = 0;         ///< given back (handler threw, or no handler here)
   std::uint64_t extended = 0;         ///< successful lease extensions
-  std::uint64_t leases_lost = 0;      ///< fires whose handler was asked to stop
+  std::uint64_t leases_lost = 0;      ///< fires whose lease really was lost (superseded, cancelled or not renewed in time)
   std::uint64_t no_handler = 0;       ///< fires claimed for a task nobody registered here
   std::uint64_t reconnects = 0;       ///< command connections re-established after a loss
 };
