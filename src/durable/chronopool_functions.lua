@@ -328,11 +328,17 @@ local function server_time(keys, args)
   return now_ms()
 end
 
+-- At maxmemory with noeviction, Redis refuses a function unless it is
+-- flagged allow-oom. Creating a schedule needs memory, so cp_put_v1 is
+-- refused there (the caller gets OOM). The others free memory (ack of a
+-- one-shot, cancel) or rewrite fields of the same size (claim, ack of a
+-- periodic schedule, nack, extend), so the fleet can drain what is already
+-- scheduled while Redis is full.
 redis.register_function('cp_put_v1', put)
-redis.register_function('cp_claim_v1', claim)
-redis.register_function('cp_ack_v1', ack)
-redis.register_function('cp_nack_v1', nack)
-redis.register_function('cp_extend_v1', extend)
-redis.register_function('cp_cancel_v1', cancel)
+redis.register_function{function_name = 'cp_claim_v1', callback = claim, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_ack_v1', callback = ack, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_nack_v1', callback = nack, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_extend_v1', callback = extend, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_cancel_v1', callback = cancel, flags = {'allow-oom'}}
 redis.register_function{function_name = 'cp_get_v1', callback = get, flags = {'no-writes'}}
 redis.register_function{function_name = 'cp_time_v1', callback = server_time, flags = {'no-writes'}}

@@ -2,16 +2,26 @@
 // SPDX-License-Identifier: BSL-1.0
 #include <chronopool/durable/error.hpp>
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace chronopool::durable {
 namespace {
 
-// Fixed texts only: nothing from Redis or from the options (host names,
-// user names, passwords) ever goes into a message, so logging an
-// error_code cannot leak a secret.
-class category final : public boost::system::error_category {
+// Every durable category carries this id: Boost compares categories with an
+// id by the id, so a code made with Redis's text (text_category below)
+// equals the same code of durable_category().
+constexpr unsigned long long category_id = 0xc4a0b5e3d1f20a71ULL;
+
+// Fixed texts only: nothing from the options (host names, user names,
+// passwords) ever goes into a message, so logging an error_code cannot leak
+// a secret. Redis's own error text is added only by text_category, only for
+// replies Redis words itself (see make_error_code(error, string_view)).
+class category : public boost::system::error_category {
  public:
+  category() noexcept : error_category(category_id) {}
   const char* name() const noexcept override { return "chronopool.durable"; }
 
   std::string message(int ev) const override {
@@ -40,18 +50,52 @@ class category final : public boost::system::error_category {
         return "no handler is registered for the task name";
       case error::shut_down:
         return "the durable scheduler was shut down";
+      case error::out_of_memory:
+        return "Redis is out of memory (maxmemory) and refused the write";
     }
     return "unknown chronopool.durable error";
   }
 };
 
+// The same codes, with the text of Redis's error reply after the message.
+class text_category final : public category {
+ public:
+  explicit text_category(std::string text) : text_(std::move(text)) {}
+  std::string message(int ev) const override { return category::message(ev) + " (Redis: " + text_ + ")"; }
+
+ private:
+  std::string text_;
+};
+
+constexpr std::size_t max_text = 200;
+constexpr std::size_t max_texts = 64;
+
 }  // namespace
 
 const boost::system::error_category& durable_category() noexcept {
-  // A function-local static: one address for the whole program, which
-  // error_code comparison relies on, and no static-initialisation order issue.
+  // A function-local static: no static-initialisation order issue.
   static const category instance;
   return instance;
+}
+
+boost::system::error_code make_error_code(error e, std::string_view server_text) {
+  if (server_text.empty()) return make_error_code(e);
+  std::string text(server_text.substr(0, max_text));
+  // An error_code holds a pointer to its category, so every category handed
+  // out must live as long as the program: they are never freed (nor is the
+  // map, which may be used during static destruction). Redis words these
+  // replies from a handful of fixed texts, so the bound is never reached in
+  // practice; past it, codes come without text rather than growing memory.
+  static std::mutex m;
+  static auto* texts = new std::map<std::string, std::unique_ptr<text_category>, std::less<>>();
+  std::lock_guard lk(m);
+  auto it = texts->find(text);
+  if (it == texts->end()) {
+    if (texts->size() >= max_texts) return make_error_code(e);
+    auto cat = std::make_unique<text_category>(text);
+    it = texts->emplace(std::move(text), std::move(cat)).first;
+  }
+  return {static_cast<int>(e), *it->second};
 }
 
 }  // namespace chronopool::durable

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 
 namespace chronopool::durable::detail {
 
@@ -79,6 +80,33 @@ std::vector<std::string> load_functions_call() {
   return {"FUNCTION", "LOAD", "REPLACE", functions_source};
 }
 
+std::vector<std::string> list_functions_call() {
+  return {"FUNCTION", "LIST", "LIBRARYNAME", library_name, "WITHCODE"};
+}
+
+boost::system::error_code parse_library_is_current(const redis_value& v, bool& current) {
+  current = false;
+  if (v.is_error()) return error_of(v);
+  if (!v.is_array()) return protocol_error;
+  // One entry per library whose name matches (LIBRARYNAME is a pattern, so
+  // look at the name too), each a flat list of field name, value, ...
+  for (const auto& lib : v.elements) {
+    if (!lib.is_array()) return protocol_error;
+    bool ours = false;
+    const redis_value* code = nullptr;
+    for (std::size_t i = 0; i + 1 < lib.elements.size(); i += 2) {
+      const auto& key = lib.elements[i];
+      if (!key.is_text()) continue;
+      const auto& value = lib.elements[i + 1];
+      if (key.text() == "library_name") ours = value.is_text() && value.text() == library_name;
+      if (key.text() == "library_code") code = &value;
+    }
+    if (ours && code != nullptr && code->is_text() && code->text() == std::string_view(functions_source))
+      current = true;
+  }
+  return {};
+}
+
 std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
   return fcall(ks, "cp_put_v1",
                {r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
@@ -117,6 +145,10 @@ boost::system::error_code error_of(const redis_value& v) {
   if (!v.is_error()) return {};
   if (starts_with(v.str, "STALE")) return make_error_code(error::stale_lease);
   if (starts_with(v.str, "EXISTS")) return make_error_code(error::schedule_exists);
+  // Redis's own wording, which never echoes a password: kept in the message.
+  if (starts_with(v.str, "OOM")) return make_error_code(error::out_of_memory, v.str);
+  if (starts_with(v.str, "NOAUTH") || starts_with(v.str, "WRONGPASS"))
+    return make_error_code(error::auth_failed, v.str);
   return make_error_code(error::server_error);
 }
 

@@ -209,9 +209,12 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
     auth.push_back(options_.password);
     request r;
     r.internal = [this](redis_value v) {
-      // The error text is dropped on purpose: it may echo what was sent.
+      // Redis's text is kept ("WRONGPASS invalid username-password pair
+      // ..."): Redis words these replies itself and never echoes the
+      // password, and without it an operator cannot tell a wrong password
+      // from a disabled user.
       if (v.is_error()) {
-        teardown(error::auth_failed);
+        teardown(make_error_code(error::auth_failed, v.str));
         return;
       }
       connected();

@@ -5,13 +5,54 @@
 
 #include "scheduler_impl.hpp"
 
+#include <cstdio>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 namespace chronopool::durable {
 
+namespace {
+
+// The value for an error message: control bytes as \xNN, long names cut.
+std::string printable(std::string_view v) {
+  std::string out;
+  for (const unsigned char c : v.substr(0, 64)) {
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (v.size() > 64) out += "... (" + std::to_string(v.size()) + " bytes)";
+  return out;
+}
+
+// Keys are "cp:{<name_space>}:<suffix>". A '}' would end the hash tag early
+// ("x}:s:y" shares a slot and key names with namespace "x"), a '{' would
+// make the tag ambiguous, and control bytes have no business in key names
+// (they also break redis-cli and logs). Everything else, ':' included, sits
+// safely between the braces, so names accepted before (and the schedules
+// stored under them) stay usable.
+void check_name_space(const std::string& ns) {
+  constexpr std::size_t max_size = 256;
+  const auto fail = [&](const char* why) {
+    throw std::invalid_argument("chronopool::durable::scheduler: name_space \"" + printable(ns) + "\" " + why);
+  };
+  if (ns.empty()) fail("must not be empty");
+  if (ns.size() > max_size) fail("is longer than 256 bytes");
+  for (const unsigned char c : ns) {
+    if (c == '{' || c == '}') fail("must not contain '{' or '}' (they delimit the Redis hash tag)");
+    if (c < 0x20 || c == 0x7f) fail("must not contain control characters");
+  }
+}
+
+}  // namespace
+
 scheduler::scheduler(executor_type work, scheduler_options options) {
-  if (options.name_space.empty())
-    throw std::invalid_argument("chronopool::durable::scheduler: name_space must not be empty");
+  check_name_space(options.name_space);
   if (options.lease < std::chrono::milliseconds(3))
     throw std::invalid_argument("chronopool::durable::scheduler: lease must be at least 3 ms");
   if (options.claim_batch == 0 || options.max_in_flight == 0)
@@ -45,6 +86,8 @@ void scheduler::start() { impl_->start(); }
 void scheduler::stop() { impl_->stop(); }
 
 scheduler_stats scheduler::stats() const { return impl_->stats(); }
+
+boost::system::error_code scheduler::connection_error() const { return impl_->connection_error(); }
 
 detail::put_request scheduler::make_request(std::string id, std::string task, std::string payload,
                                             detail::schedule_kind kind, const schedule_options& o, bool absolute,

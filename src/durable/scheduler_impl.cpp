@@ -208,6 +208,16 @@ scheduler_stats scheduler_impl::stats() const {
   return s;
 }
 
+error_code scheduler_impl::connection_error() const {
+  std::lock_guard lk(mutex_);
+  return connection_error_;
+}
+
+void scheduler_impl::set_link_error(error_code ec) {
+  std::lock_guard lk(mutex_);
+  connection_error_ = ec;
+}
+
 // ---------------------------------------------------------------------------
 // User operations
 // ---------------------------------------------------------------------------
@@ -260,6 +270,7 @@ asio::awaitable<scheduler_impl::exec_result> scheduler_impl::exec(std::vector<st
   const auto deadline = clock::now() + options_.redis.request_timeout;
   while (!(functions_loaded_ && cmd_.is_open())) {
     if (closing_) co_return exec_result{make_error_code(error::shut_down), {}};
+    if (link_error_) co_return exec_result{link_error_, {}};  // waiting would not help
     if (clock::now() >= deadline) co_return exec_result{make_error_code(error::not_connected), {}};
     co_await sleep_for(milliseconds(10));
   }
@@ -310,12 +321,47 @@ asio::awaitable<bool> scheduler_impl::open_link(redis_connection& link, std::vec
   }
   if (closing_) co_return false;
   if (ec) {
-    link.close();
-    co_await sleep_for(next_backoff(backoff));
+    co_await link_failed(link, ec, backoff);
     co_return false;
   }
   backoff = options_.reconnect_min;
   co_return true;
+}
+
+asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff) {
+  auto [ec] = co_await cmd_.async_connect(tuple_awaitable);
+  if (!ec && !closing_) {
+    // Loaded only when this code is not there already: FUNCTION LOAD needs
+    // memory and is refused at maxmemory, FUNCTION LIST is not, so a
+    // process started while Redis is full still comes up.
+    auto [ec2, v] = co_await cmd_.async_execute(list_functions_call(), tuple_awaitable);
+    bool current = false;
+    ec = ec2 ? ec2 : parse_library_is_current(v, current);
+    if (!ec && !current && !closing_) {
+      auto [ec3, v3] = co_await cmd_.async_execute(load_functions_call(), tuple_awaitable);
+      ec = ec3 ? ec3 : error_of(v3);
+    }
+  }
+  if (closing_) co_return false;
+  if (ec) {
+    link_error_ = ec == error::auth_failed || ec == error::out_of_memory ? ec : error_code{};
+    co_await link_failed(cmd_, ec, backoff);
+    co_return false;
+  }
+  link_error_ = {};
+  set_link_error({});
+  backoff = options_.reconnect_min;
+  co_return true;
+}
+
+asio::awaitable<void> scheduler_impl::link_failed(redis_connection& link, error_code ec, clock::duration& backoff) {
+  link.close();
+  if (&link == &cmd_) set_link_error(ec);
+  // Redis refused us (password, ACL, memory): an operator has to act, so
+  // keep trying, but at the slowest pace rather than from reconnect_min.
+  // Every operation meanwhile fails at once with this error.
+  if (ec == error::auth_failed || ec == error::out_of_memory) backoff = options_.reconnect_max;
+  co_await sleep_for(next_backoff(backoff));
 }
 
 asio::awaitable<void> scheduler_impl::command_link_loop() {
@@ -323,9 +369,9 @@ asio::awaitable<void> scheduler_impl::command_link_loop() {
   while (!closing_) {
     if (!cmd_.is_open()) {
       functions_loaded_ = false;
-      // FUNCTION LOAD REPLACE on every connect: Redis may have restarted
-      // from a data set without our library, and it is idempotent.
-      if (!co_await open_link(cmd_, load_functions_call(), backoff)) continue;
+      // The library is checked on every connect: Redis may have restarted
+      // from a data set without it.
+      if (!co_await open_command_link(backoff)) continue;
       functions_loaded_ = true;
       if (ever_connected_) ++counters_.reconnects;
       ever_connected_ = true;
@@ -393,7 +439,10 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
       if (!st->lost) due.push_back(st);
     for (auto& st : due) {
       if (closing_) co_return;
-      if (!running_.contains(st->fire.token)) continue;  // finished meanwhile
+      // Finished, or its ack is on its way: an extension sent now would
+      // follow the ack down the pipeline and be answered "stale" for a fire
+      // that was not lost but done.
+      if (!running_.contains(st->fire.token) || st->finishing) continue;
       const auto sent = clock::now();
       auto [ec, v] = co_await exec(extend_call(keys_, st->fire.id, st->fire.token, lease_ms));
       std::int64_t expiry = 0;
@@ -403,13 +452,11 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
         ++counters_.extended;
         continue;
       }
-      // Superseded, or we could not renew before it ran out: the fire may
-      // now run elsewhere, so ask ours to stop.
-      if ((ec == error::stale_lease || clock::now() >= st->local_expiry) && !st->lost) {
-        st->lost = true;
-        st->stop.request_stop();
-        ++counters_.leases_lost;
-      }
+      // Superseded (this extension left before any ack, so "stale" means
+      // the lease was gone), or we could not renew it before it ran out
+      // while no ack was on its way: the fire may now run elsewhere, so ask
+      // ours to stop. A fire whose ack left meanwhile is judged by the ack.
+      if (ec == error::stale_lease || (clock::now() >= st->local_expiry && !st->finishing)) lease_lost(*st);
     }
   }
 }
@@ -465,9 +512,17 @@ void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
   }
 }
 
+void scheduler_impl::lease_lost(running_fire& st) {
+  if (st.lost) return;  // counted once, whoever learns it first
+  st.lost = true;
+  st.stop.request_stop();
+  ++counters_.leases_lost;
+}
+
 asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> st, bool ok) {
   clock::duration backoff = options_.reconnect_min;
   const auto retry_ms = static_cast<std::int64_t>(options_.retry_delay.count());
+  st->finishing = true;  // no more extensions: see lease_loop
   while (!closing_) {
     // Built before co_await: g++ 12 destroys a ?: temporary twice across a suspension.
     std::vector<std::string> call;
@@ -487,7 +542,10 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
         ec = parse_integer(v, at);
         if (!ec) ++counters_.released;
       }
-      if (ec == error::stale_lease) ++counters_.stale_acks;
+      if (ec == error::stale_lease) {
+        ++counters_.stale_acks;
+        lease_lost(*st);  // superseded before the ack: really lost
+      }
       break;  // Redis answered: nothing to retry
     }
     // The lease is gone by now: whoever claims the fire next runs it again.

@@ -60,6 +60,7 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   void start();
   void stop();
   scheduler_stats stats() const;
+  boost::system::error_code connection_error() const;
 
   void put(put_request r, put_handler h);
   void cancel(std::string id, cancel_handler h);
@@ -73,7 +74,8 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
     claimed_fire fire;
     std::stop_source stop;
     clock::time_point local_expiry;  // conservative: measured from the request's send time
-    bool lost = false;               // ctl: told to stop; its ack is a formality
+    bool lost = false;               // ctl: its lease was lost (counted once, handler told to stop)
+    bool finishing = false;          // ctl: its ack or nack has been sent
   };
 
   struct counters {
@@ -86,6 +88,13 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // sleeps the backoff. False when it is not usable (or the scheduler closes).
   boost::asio::awaitable<bool> open_link(redis_connection& link, std::vector<std::string> first,
                                          clock::duration& backoff);
+  // The command link: connects, then loads the function library unless
+  // this very code is loaded already. Records the outcome (link_error_).
+  boost::asio::awaitable<bool> open_command_link(clock::duration& backoff);
+  // After a failed attempt to open `link` with `ec`: closes it and sleeps.
+  boost::asio::awaitable<void> link_failed(redis_connection& link, boost::system::error_code ec,
+                                           clock::duration& backoff);
+  void set_link_error(boost::system::error_code ec);
   boost::asio::awaitable<void> command_link_loop();
   boost::asio::awaitable<void> wake_link_loop();
   boost::asio::awaitable<void> claim_loop();
@@ -103,6 +112,8 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   clock::duration next_backoff(clock::duration& current);
 
   void dispatch(claimed_fire f, clock::time_point sent);
+  // Marks the fire's lease lost: counts it once and asks its handler to stop.
+  void lease_lost(running_fire& st);
   void fire_done(std::shared_ptr<running_fire> st);
   void close_links();
   void spawn(boost::asio::awaitable<void> a);
@@ -129,7 +140,11 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   bool claiming_ = false;
   bool wake_pending_ = false;
   bool ever_connected_ = false;
-  bool functions_loaded_ = false;  // the command link is up and FUNCTION LOAD succeeded
+  bool functions_loaded_ = false;  // the command link is up and the library is loaded
+  // Why the latest attempt to open the command link failed, when Redis
+  // itself refused (auth_failed, out_of_memory): operations fail with it at
+  // once instead of waiting for a link that will not come by waiting.
+  boost::system::error_code link_error_;
   std::minstd_rand jitter_;
 
   // Shared between threads.
@@ -139,6 +154,7 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   mutable std::mutex mutex_;           // guards handlers_, stop state below
   std::condition_variable fires_cv_;
   std::unordered_map<std::string, handler_ptr> handlers_;
+  boost::system::error_code connection_error_;  // the latest failed attempt to open a link
   std::size_t running_count_ = 0;      // mirrors running_.size() for stop()
   bool stop_claims_ = false;
   counters counters_;

@@ -6,6 +6,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <string_view>
 #include <type_traits>
 
 /// \namespace chronopool::durable
@@ -22,13 +23,14 @@ enum class error {
   connect_timeout,     ///< TCP connect + AUTH did not finish within connect_timeout
   connection_lost,     ///< the connection closed with the request outstanding
   protocol_error,      ///< the reply stream could not be parsed
-  auth_failed,         ///< AUTH was refused (the reply text is not kept: it may echo secrets)
+  auth_failed,         ///< AUTH was refused, or Redis wants a password and none was given (keeps Redis's text)
   server_error,        ///< Redis answered with an error reply to a command that must succeed
   stale_lease,         ///< the fire's lease is gone or its fencing token was superseded
   schedule_exists,     ///< a schedule with this id already exists
   no_such_schedule,    ///< no schedule with this id
   no_handler,          ///< no handler is registered for the schedule's task name
   shut_down,           ///< the scheduler was stopped before the operation completed
+  out_of_memory,       ///< Redis is at maxmemory and refused a write that needs memory (keeps Redis's text)
 };
 
 /// The category of error codes made from durable::error, named
@@ -40,6 +42,14 @@ const boost::system::error_category& durable_category() noexcept;
 inline boost::system::error_code make_error_code(error e) noexcept {
   return {static_cast<int>(e), durable_category()};
 }
+
+/// @p e as an error_code whose message() ends with @p server_text, the
+/// text of the error reply Redis gave (auth_failed, out_of_memory). It
+/// compares equal to make_error_code(e). Only replies Redis words itself
+/// are passed here (they never echo a password); the text is cut to 200
+/// bytes, and each distinct text is kept for the life of the program, at
+/// most 64 of them (later ones give the code without text).
+boost::system::error_code make_error_code(error e, std::string_view server_text);
 
 }  // namespace chronopool::durable
 

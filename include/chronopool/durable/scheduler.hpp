@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <ratio>
 #include <memory>
 #include <string>
 
@@ -34,22 +35,57 @@ namespace chronopool::durable {
 namespace detail {
 class scheduler_impl;
 
-/// A duration in whole milliseconds, clamped to [0, max_time_ms]: a delay
-/// of duration::max() means "never" and cannot wrap.
+/// @p d in milliseconds, rounded up and clamped to [0, max_time_ms], in
+/// integer arithmetic for integer durations (a double holds only 53 bits:
+/// nanoseconds since the epoch lose their last digits, and a truncation then
+/// lands a millisecond early). Rounding up keeps every deadline at or after
+/// the instant asked for; max_time_ms is "never", and nothing wraps.
 template <class Rep, class Period>
-std::int64_t clamp_delay_ms(std::chrono::duration<Rep, Period> d) {
-  const double ms = std::chrono::duration<double, std::milli>(d).count();
-  if (!(ms > 0)) return 0;  // negative, zero and NaN: now
-  if (ms >= static_cast<double>(max_time_ms)) return max_time_ms;
-  return static_cast<std::int64_t>(ms);
+std::int64_t ceil_ms_clamped(std::chrono::duration<Rep, Period> d) {
+  if constexpr (std::chrono::treat_as_floating_point_v<Rep>) {
+    const long double ms = std::chrono::duration<long double, std::milli>(d).count();
+    if (!(ms > 0)) return 0;  // negative, zero and NaN: now
+    if (ms >= static_cast<long double>(max_time_ms)) return max_time_ms;
+    const auto whole = static_cast<std::int64_t>(ms);  // below 2^50: exact
+    return static_cast<long double>(whole) < ms ? whole + 1 : whole;
+  } else {
+    if (!(d.count() > 0)) return 0;
+    // One tick is num/den milliseconds. count * num / den, rounded up, as
+    // (count / den) * num + ceil((count % den) * num / den), each step
+    // checked against max_time_ms first, so nothing overflows.
+    using ratio = std::ratio_divide<Period, std::milli>;
+    constexpr auto num = static_cast<std::uintmax_t>(ratio::num);
+    constexpr auto den = static_cast<std::uintmax_t>(ratio::den);
+    constexpr auto limit = static_cast<std::uintmax_t>(max_time_ms);
+    const auto count = static_cast<std::uintmax_t>(d.count());
+    const std::uintmax_t whole = count / den;
+    const std::uintmax_t rest = count % den;
+    if (whole > limit / num) return max_time_ms;
+    std::uintmax_t ms = whole * num;
+    if (rest != 0) {
+      if constexpr (num <= UINTMAX_MAX / den) {
+        ms += (rest * num + den - 1) / den;  // rest * num < den * num: no overflow
+      } else {
+        // Ratios this odd exist only in theory; a double is exact enough there.
+        ms += static_cast<std::uintmax_t>(static_cast<long double>(rest) * num / den) + 1;
+      }
+    }
+    return static_cast<std::int64_t>(ms < limit ? ms : limit);
+  }
 }
 
+/// A delay in whole milliseconds, rounded up, clamped to [0, max_time_ms]:
+/// a delay of duration::max() means "never" and cannot wrap.
+template <class Rep, class Period>
+std::int64_t clamp_delay_ms(std::chrono::duration<Rep, Period> d) {
+  return ceil_ms_clamped(d);
+}
+
+/// A time point as milliseconds since the epoch, rounded up (a fire never
+/// comes before the instant given), clamped to [0, max_time_ms].
 template <class Duration>
 std::int64_t clamp_time_ms(std::chrono::time_point<std::chrono::system_clock, Duration> t) {
-  const double ms = std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
-  if (!(ms > 0)) return 0;
-  if (ms >= static_cast<double>(max_time_ms)) return max_time_ms;
-  return static_cast<std::int64_t>(ms);
+  return ceil_ms_clamped(t.time_since_epoch());
 }
 }  // namespace detail
 
@@ -60,7 +96,7 @@ struct scheduler_stats {
   std::uint64_t stale_acks = 0;       ///< acknowledgements rejected: the token was superseded
   std::uint64_t released = 0;         ///< given back (handler threw, or no handler here)
   std::uint64_t extended = 0;         ///< successful lease extensions
-  std::uint64_t leases_lost = 0;      ///< fires whose handler was asked to stop
+  std::uint64_t leases_lost = 0;      ///< fires whose lease really was lost (superseded, cancelled or not renewed in time)
   std::uint64_t no_handler = 0;       ///< fires claimed for a task nobody registered here
   std::uint64_t reconnects = 0;       ///< command connections re-established after a loss
 };
@@ -86,7 +122,9 @@ class scheduler {
 
   /// Connects to Redis in the background at once (scheduling works without
   /// start()); fires run on `work`.
-  /// @throws std::invalid_argument for an empty namespace or non-positive lease / batch sizes.
+  /// @throws std::invalid_argument for a namespace that is empty, longer than
+  /// 256 bytes or contains '{', '}' or control characters, or for
+  /// non-positive lease / batch sizes.
   scheduler(executor_type work, scheduler_options options);
   /// Calls stop().
   ~scheduler();
@@ -115,6 +153,15 @@ class scheduler {
 
   /// This process's counters since construction.
   scheduler_stats stats() const;
+
+  /// Why the latest attempt to connect to Redis (connect, AUTH, load the
+  /// function library) failed; success once connected. When Redis itself
+  /// refused (error::auth_failed for a wrong or missing password,
+  /// error::out_of_memory when the library cannot be loaded at maxmemory),
+  /// the message carries Redis's text, every operation fails at once with
+  /// this error, and the scheduler keeps retrying every reconnect_max until
+  /// the operator fixes it. Thread-safe.
+  boost::system::error_code connection_error() const;
 
   /// Creates a one-shot schedule firing at `at` (Redis's clock).
   /// @par Completion Signature
@@ -216,11 +263,9 @@ class scheduler {
 
   template <class Rep, class Period>
   static std::int64_t checked_period(std::chrono::duration<Rep, Period> p) {
-    if (!(p > std::chrono::duration<Rep, Period>::zero()))
-      throw_bad_period();
-    const std::int64_t ms = detail::clamp_delay_ms(p);
-    if (ms == 0) throw_bad_period();  // below one millisecond
-    return ms;
+    // Below one millisecond is refused, not rounded up to one.
+    if (!(p >= std::chrono::duration<long double, std::milli>(1))) throw_bad_period();
+    return detail::clamp_delay_ms(p);
   }
 
   /// Checks id, task and options, then assembles the request; `absolute`:

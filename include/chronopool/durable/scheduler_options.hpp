@@ -47,7 +47,8 @@ struct scheduler_options {
   redis_options redis;
   /// Schedules live under the keys "cp:{<name_space>}:...": one hash tag, so
   /// one cluster slot. Processes sharing a namespace share its schedules and
-  /// must register the same task names.
+  /// must register the same task names. 1 to 256 bytes, without '{', '}' or
+  /// control characters (the scheduler's constructor checks).
   std::string name_space = "default";
   /// Recorded in each lease; empty means "<hostname>:<pid>:<random>".
   std::string owner;

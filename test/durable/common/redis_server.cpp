@@ -182,6 +182,7 @@ void redis_server::start() {
   if (!options_.acl_user.empty()) {
     args.insert(args.end(), {"--user", options_.acl_user, "on", ">" + options_.acl_password, "~*", "&*", "+@all"});
   }
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace chronopool::durable::test {
 
@@ -27,6 +28,8 @@ struct redis_server_options {
   /// Non-empty: an extra ACL user with all permissions and acl_password.
   std::string acl_user;
   std::string acl_password;
+  /// More command-line arguments, appended last (e.g. {"--maxmemory", "4mb"}).
+  std::vector<std::string> extra_args;
   /// How long start() waits for the server to answer PING.
   std::chrono::milliseconds startup_timeout{10000};
   /// Kill the server with SIGKILL when the thread that started it exits

@@ -73,7 +73,16 @@ struct claim_result {
   std::vector<claimed_fire> fires;
 };
 
+/// The name the library registers ("#!lua name=...").
+inline constexpr const char library_name[] = "chronopool_v1";
+
 std::vector<std::string> load_functions_call();
+/// FUNCTION LIST of our library with its code: read-only, so Redis answers
+/// it at maxmemory, where FUNCTION LOAD is refused.
+std::vector<std::string> list_functions_call();
+/// `current`: the FUNCTION LIST reply shows our library with exactly this
+/// build's code, so loading it again is not needed.
+boost::system::error_code parse_library_is_current(const redis_value& v, bool& current);
 std::vector<std::string> put_call(const key_space& ks, const put_request& r);
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner,
                                     std::int64_t lease_ms, std::size_t n);
@@ -86,8 +95,9 @@ std::vector<std::string> cancel_call(const key_space& ks, std::string_view id);
 std::vector<std::string> get_call(const key_space& ks, std::string_view id);
 
 /// Maps an error reply of the library to an error_code: "STALE ..." to
-/// stale_lease, "EXISTS ..." to schedule_exists, anything else to
-/// server_error. A non-error value maps to success.
+/// stale_lease, "EXISTS ..." to schedule_exists, "OOM ..." to out_of_memory
+/// and "NOAUTH ..." / "WRONGPASS ..." to auth_failed (both with Redis's
+/// text), anything else to server_error. A non-error value maps to success.
 boost::system::error_code error_of(const redis_value& v);
 
 /// Each parser returns protocol_error when the reply has the wrong shape,
