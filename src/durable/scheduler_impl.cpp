@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <exception>
 #include <future>
 #include <stdexcept>
@@ -122,7 +121,7 @@ void scheduler_impl::launch() {
         ctl_.run();
         return;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "chronopool::durable: control loop error: %s\n", e.what());
+        log_control_loop_error(options_, e);
       }
     }
   });
@@ -324,6 +323,7 @@ asio::awaitable<bool> scheduler_impl::open_link(redis_connection& link, std::vec
     co_await link_failed(link, ec, backoff);
     co_return false;
   }
+  (&link == &cmd_ ? cmd_log_ : sub_log_).opened(options_);
   backoff = options_.reconnect_min;
   co_return true;
 }
@@ -350,6 +350,7 @@ asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff
   }
   link_error_ = {};
   set_link_error({});
+  cmd_log_.opened(options_);
   backoff = options_.reconnect_min;
   co_return true;
 }
@@ -357,6 +358,7 @@ asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff
 asio::awaitable<void> scheduler_impl::link_failed(redis_connection& link, error_code ec, clock::duration& backoff) {
   link.close();
   if (&link == &cmd_) set_link_error(ec);
+  (&link == &cmd_ ? cmd_log_ : sub_log_).failed(options_, ec);
   // Redis refused us (password, ACL, memory): an operator has to act, so
   // keep trying, but at the slowest pace rather than from reconnect_min.
   // Every operation meanwhile fails at once with this error.
@@ -498,6 +500,8 @@ void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
             self->options_.on_handler_error(ctx, std::current_exception());
           } catch (...) {
           }
+        } else {
+          log_handler_failed(self->options_, ctx, std::current_exception());
         }
       }
       handler_running_for = outer;

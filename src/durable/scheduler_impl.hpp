@@ -14,6 +14,8 @@
 #include <chronopool/durable/fire_context.hpp>
 #include <chronopool/durable/scheduler.hpp>
 
+#include "scheduler_log.hpp"
+
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -133,6 +135,8 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // ctl
   redis_connection cmd_;
   redis_connection sub_;
+  link_log cmd_log_{"command"};
+  link_log sub_log_{"subscription"};
   boost::asio::steady_timer link_timer_;
   boost::asio::steady_timer claim_timer_;
   std::unordered_set<boost::asio::steady_timer*> sleepers_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chronopool/durable/redis_options.hpp>
+#include <chronopool/log.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -72,8 +73,15 @@ struct scheduler_options {
   /// stop() waits this long for running handlers to return and be acknowledged.
   std::chrono::milliseconds stop_timeout{5000};
   /// Called (on the worker that ran it) when a handler throws; the fire is
-  /// given back and retried after retry_delay.
+  /// given back and retried after retry_delay. Empty: the error is logged
+  /// (a warning, event "handler_failed") to log_handler.
   std::function<void(const fire_context&, std::exception_ptr)> on_handler_error;
+  /// Where this scheduler's log records go (component "durable"): links
+  /// failing and coming back ("connection_failed", "auth_failed",
+  /// "out_of_memory", "connected": each logged when it changes, not at every
+  /// retry), handler errors nobody took, control loop errors. Empty: the
+  /// process-wide handler (chronopool::set_log_handler).
+  chronopool::log_handler log_handler{};
 };
 
 }  // namespace chronopool::durable

@@ -1,0 +1,64 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// See scheduler_log.hpp.
+#include "scheduler_log.hpp"
+
+#include <chronopool/detail/support/emit_log.hpp>
+#include <chronopool/detail/support/exception_text.hpp>
+#include <chronopool/durable/error.hpp>
+#include <chronopool/log.hpp>
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace chronopool::durable::detail {
+
+void link_log::failed(const scheduler_options& o, const boost::system::error_code& ec) {
+  if (ec == last_) return;
+  last_ = ec;
+  const bool refused = ec == error::auth_failed || ec == error::out_of_memory;
+  const std::string message = fmt::format("{} link: {}", link_, ec.message());
+  const chronopool::log_field fields[] = {{"namespace", o.name_space}, {"link", link_}};
+  chronopool::detail::emit_log(
+      o.log_handler, {refused ? log_severity::error : log_severity::warning, "durable",
+                      ec == error::auth_failed     ? "auth_failed"
+                      : ec == error::out_of_memory ? "out_of_memory"
+                                                   : "connection_failed",
+                      message, nullptr, fields});
+}
+
+void link_log::opened(const scheduler_options& o) {
+  if (!last_) return;
+  last_ = {};
+  const std::string message = fmt::format("{} link: connected", link_);
+  const chronopool::log_field fields[] = {{"namespace", o.name_space}, {"link", link_}};
+  chronopool::detail::emit_log(o.log_handler, {log_severity::info, "durable", "connected", message, nullptr, fields});
+}
+
+void log_control_loop_error(const scheduler_options& o, const std::exception& e) noexcept {
+  try {
+    const std::string message = fmt::format("control loop error: {}", e.what());
+    const chronopool::log_field fields[] = {{"namespace", o.name_space}};
+    chronopool::detail::emit_log(o.log_handler,
+                                 {log_severity::error, "durable", "control_loop_error", message, nullptr, fields});
+  } catch (...) {
+  }
+}
+
+void log_handler_failed(const scheduler_options& o, const fire_context& ctx, std::exception_ptr error) noexcept {
+  try {
+    const std::string message =
+        fmt::format("handler of task '{}' threw: {}", ctx.task, chronopool::detail::exception_text(error));
+    const std::string attempt = fmt::format("{}", ctx.attempt);
+    const chronopool::log_field fields[] = {{"namespace", o.name_space},
+                                            {"schedule", ctx.schedule_id},
+                                            {"fire", ctx.fire_id},
+                                            {"attempt", attempt}};
+    chronopool::detail::emit_log(o.log_handler,
+                                 {log_severity::warning, "durable", "handler_failed", message, error, fields});
+  } catch (...) {
+  }
+}
+
+}  // namespace chronopool::durable::detail

@@ -1,0 +1,42 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// What a durable scheduler logs (chronopool/log.hpp), to
+// scheduler_options::log_handler or else the process-wide handler.
+// Connection trouble is logged when it changes, not at every retry.
+#pragma once
+
+#include <chronopool/durable/fire_context.hpp>
+#include <chronopool/durable/scheduler_options.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <exception>
+#include <string_view>
+
+namespace chronopool::durable::detail {
+
+/// The log state of one link (the command link, the claim link...): what
+/// was last said about it. Used on the control thread only.
+class link_log {
+ public:
+  explicit link_log(std::string_view link) : link_(link) {}
+
+  /// The link could not be opened, or was lost, with @p ec: logged when it
+  /// differs from what was last logged for this link (auth_failed and
+  /// out_of_memory as errors, anything else as a warning).
+  void failed(const scheduler_options& o, const boost::system::error_code& ec);
+  /// The link is open: logged (info) when a failure had been logged.
+  void opened(const scheduler_options& o);
+
+ private:
+  std::string_view link_;
+  boost::system::error_code last_;
+};
+
+/// The control loop threw (it goes on serving the others).
+void log_control_loop_error(const scheduler_options& o, const std::exception& e) noexcept;
+
+/// A handler threw and no on_handler_error took the error.
+void log_handler_failed(const scheduler_options& o, const fire_context& ctx, std::exception_ptr error) noexcept;
+
+}  // namespace chronopool::durable::detail
