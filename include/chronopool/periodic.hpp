@@ -144,6 +144,7 @@ std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration
                     steers_its_schedule_v<std::decay_t<Handler>>,
                 "chronopool: a periodic handler must return void or chronopool::periodic_control");
   validate_periodic(period, o, where);
+  reject_periodic_end(o, where);  // max_runs, until: pool tasks only (so far)
   check_not_empty(h, where);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
                                                                                 fixed_rate, period, o);
@@ -163,6 +164,7 @@ std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_
                     steers_its_schedule_v<std::decay_t<Handler>>,
                 "chronopool: a periodic handler must return void or chronopool::periodic_control");
   validate_periodic(period, o, where);
+  reject_periodic_end(o, where);  // max_runs, until: pool tasks only (so far)
   check_not_empty(h, where);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
                                                                                 fixed_rate, period, o);

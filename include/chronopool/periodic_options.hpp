@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
 
 namespace chronopool {
 
@@ -74,6 +75,22 @@ struct periodic_options {
   /// schedule itself does not drift. Must be in [0, period); 0 (the
   /// default) keeps deadlines exact.
   std::chrono::nanoseconds leeway{0};
+
+  /// Pool tasks only: the schedule ends after this many runs (extra runs by
+  /// scheduled_future<void>::trigger_now() count), and the future then
+  /// completes normally. Empty (the default): no limit. 0 throws
+  /// std::invalid_argument naming max_runs. Handlers on executors throw
+  /// std::invalid_argument when it is set.
+  std::optional<std::uint64_t> max_runs{};
+
+  /// Pool tasks only: no run starts at or after this steady_clock instant.
+  /// When the next run's deadline would be at or after it, the schedule
+  /// ends and the future completes normally; a run taken late, after it,
+  /// does not call the callable and ends the schedule. Empty (the default):
+  /// no end. Not after the first run's ideal instant: std::invalid_argument
+  /// naming both instants. Handlers on executors throw std::invalid_argument
+  /// when it is set.
+  std::optional<std::chrono::steady_clock::time_point> until{};
 };
 
 }  // namespace chronopool

@@ -162,6 +162,16 @@ void pool_core::on_cancelled(task_base& t) noexcept {
   }
 }
 
+bool pool_core::withdraw(task_base& t) noexcept {
+  // Under the queue's lock: a worker either took the task before (false:
+  // the caller treats it as running) or cannot take it any more.
+  try {
+    return queue_.remove(t);
+  } catch (...) {
+    return false;
+  }
+}
+
 bool pool_core::reschedule(task_base& t) {
   if (!can_run_in_current_state(t)) return false;
   queue_.offer(task_ptr(&t));  // re-arming is never refused for the max_queued bound

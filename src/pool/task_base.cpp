@@ -29,10 +29,28 @@ waiter_stripe& stripe_for(const void* p) noexcept {
   return stripes[(h ^ (h >> 7)) % stripe_count];
 }
 
+// The control lock of a periodic task: serialises pause, resume, rebase and
+// trigger_now with each other and with the re-arming at the end of a run.
+// Separate from the waiter stripes: a control call may cancel its task,
+// which notifies waiters under their stripe's lock.
+struct alignas(64) control_stripe {
+  std::mutex mutex;
+};
+
+std::mutex& control_mutex_for(const void* p) noexcept {
+  static control_stripe stripes[stripe_count];
+  const auto h = reinterpret_cast<std::uintptr_t>(p) >> 6;
+  return stripes[(h ^ (h >> 7)) % stripe_count].mutex;
+}
+
 }  // namespace
 
-void task_base::set_periodic(duration period, time_point first, const periodic_options& opts) noexcept {
-  period_ = period;
+void task_base::set_periodic(duration period, time_point first, const periodic_options& opts) {
+  validate_periodic_end(first, opts);
+  has_until_ = opts.until.has_value();
+  if (has_until_) until_ = *opts.until;
+  max_runs_ = opts.max_runs.value_or(0);
+  period_.store(period, std::memory_order_relaxed);
   ideal_ = first;
   continue_after_error_ = opts.continue_after_error;
   missed_ticks_ = opts.missed_ticks;
@@ -71,18 +89,35 @@ bool task_base::complete(task_status final_status, std::exception_ptr error) noe
 }
 
 time_point task_base::next_deadline(time_point started, time_point finished) noexcept {
-  ideal_ = kind_ == task_kind::fixed_delay
-               ? saturating_add(finished, period_)
-               : next_fixed_rate_instant(ideal_, period_, started, missed_ticks_);
-  return run_deadline(ideal_, period_, jitter_, leeway_);
+  duration period = period_.load(std::memory_order_relaxed);
+  if (has_rebase_) {
+    // reschedule during the run: the grid starts again from the new instant.
+    has_rebase_ = false;
+    if (rebase_period_ > duration::zero()) period_.store(period = rebase_period_, std::memory_order_relaxed);
+    ideal_ = rebase_next_;
+  } else if (kind_ == task_kind::fixed_delay) {
+    ideal_ = saturating_add(finished, period);
+  } else if (!extra_run_) {
+    ideal_ = next_fixed_rate_instant(ideal_, period, started, missed_ticks_);
+  }
+  // An extra run (trigger_now) leaves a fixed-rate grid where it was: ideal_
+  // is still the instant of the next scheduled run.
+  extra_run_ = false;
+  time_point d = run_deadline(ideal_, period, jitter_, leeway_);
+  if (trigger_requested_) {
+    trigger_requested_ = false;
+    extra_run_ = true;
+    d = std::min(d, finished);
+  }
+  return d;
 }
 
 void task_base::finish_run(std::exception_ptr error, time_point started) noexcept {
   task_owner* const o = owner();
-  if (!is_periodic() || (error && !continue_after_error_) || o == nullptr || ends_schedule_) {
-    // One-shot work, a periodic task stopped by its error or ended by its
-    // run, or a periodic task run once by hand after shutdown_now(): the run
-    // is the last one.
+  if (!is_periodic() || (error && !continue_after_error_) || o == nullptr || ends_schedule_ || count_run()) {
+    // One-shot work, a periodic task stopped by its error, ended by its run
+    // or by max_runs, or a periodic task run once by hand after
+    // shutdown_now(): the run is the last one.
     if (error && reports_errors_ && o != nullptr) o->report_error(error, *this);
     // Decide the status before handing the error over: in one argument list
     // the move could happen first (evaluation order is unspecified).
@@ -91,19 +126,178 @@ void task_base::finish_run(std::exception_ptr error, time_point started) noexcep
     return;
   }
   if (error) o->report_error(error, *this);  // continue_after_error: keep going
-  set_deadline(next_deadline(started, clock::now()));
-  auto expected = task_status::running;
-  if (!status_.compare_exchange_strong(expected, task_status::pending)) {
-    release_callable();  // cancelled during the run; the canceller notified
-    return;
+  bool requeued = true;
+  bool ends = false;
+  {
+    // The controls see the task running until this block has re-queued it
+    // (or paused or ended it): one decision per run, under the control lock.
+    std::lock_guard lock(control_mutex_for(this));
+    const time_point d = next_deadline(started, clock::now());
+    ends = past_end(d);  // no run starts at or after `until`
+    const bool pause = pause_requested_ && !ends;
+    pause_requested_ = false;
+    if (pause) extra_run_ = false;  // a pause drops a pending extra run
+    if (!ends) {
+      set_deadline(d);
+      auto expected = task_status::running;
+      if (!status_.compare_exchange_strong(expected, pause ? task_status::paused : task_status::pending)) {
+        release_callable();  // cancelled during the run; the canceller notified
+        return;
+      }
+      if (!pause) requeued = requeue(o);
+    }
   }
-  bool requeued = false;
-  try {
-    requeued = o->reschedule(*this);
-  } catch (...) {
-    requeued = false;
-  }
+  // `until` reached: running → succeeded, as any last run ends.
+  if (ends) complete(task_status::succeeded, nullptr);
   if (!requeued) cancel(false);
+}
+
+bool task_base::requeue(task_owner* o) noexcept {
+  if (o == nullptr) return false;
+  try {
+    return o->reschedule(*this);
+  } catch (...) {
+    return false;
+  }
+}
+
+bool task_base::end_from(task_status from) noexcept {
+  return status_.compare_exchange_strong(from, task_status::succeeded);
+}
+
+void task_base::finish_ended() noexcept {
+  release_callable();  // neither queued nor running: nobody else touches it
+  notify_waiters();
+}
+
+bool task_base::pause() noexcept {
+  if (!is_periodic()) return false;
+  std::lock_guard lock(control_mutex_for(this));
+  switch (status()) {
+    case task_status::pending: {
+      task_owner* const o = owner();
+      if (o != nullptr && o->withdraw(*this)) {
+        // Out of the queue, so no worker can take it: pending → paused, or
+        // a cancel() won meanwhile (the queue's reference is dropped here).
+        auto expected = task_status::pending;
+        if (!status_.compare_exchange_strong(expected, task_status::paused)) return false;
+        extra_run_ = false;  // a queued extra run is dropped with the pause
+        return true;
+      }
+      // Taken by a worker that has not started it: it counts as running.
+      [[fallthrough]];
+    }
+    case task_status::running:
+      if (pause_requested_) return false;
+      pause_requested_ = true;
+      trigger_requested_ = false;  // a pause drops a pending extra run
+      return true;
+    default: return false;  // paused already, or done
+  }
+}
+
+bool task_base::resume() noexcept {
+  if (!is_periodic()) return false;
+  bool requeued = true;
+  {
+    std::lock_guard lock(control_mutex_for(this));
+    const task_status s = status();
+    if (s == task_status::pending || s == task_status::running) {
+      // A pause asked during the run that has not taken effect: withdrawn.
+      return std::exchange(pause_requested_, false);
+    }
+    if (s != task_status::paused) return false;
+    // The next ideal instant is where the pause left it: when the pause
+    // outlasted it, it runs at once and the missed-tick policy places the
+    // run after it, as for any late run.
+    const time_point d = run_deadline(ideal_, period(), jitter_, leeway_);
+    if (past_end(d)) {
+      if (!end_from(task_status::paused)) return false;  // cancelled meanwhile
+    } else {
+      set_deadline(d);
+      auto expected = task_status::paused;
+      if (!status_.compare_exchange_strong(expected, task_status::pending)) return false;
+      requeued = requeue(owner());
+      if (requeued) return true;
+    }
+  }
+  if (requeued) {
+    finish_ended();  // ended by `until`
+  } else {
+    cancel(false);  // the owner no longer runs it (shut down)
+  }
+  return true;
+}
+
+bool task_base::rebase(duration period, time_point next) noexcept {
+  if (!is_periodic()) return false;
+  bool requeued = true;
+  {
+    std::lock_guard lock(control_mutex_for(this));
+    const auto apply = [&] {
+      if (period > duration::zero()) period_.store(period, std::memory_order_relaxed);
+      ideal_ = next;
+    };
+    switch (status()) {
+      case task_status::pending: {
+        task_owner* const o = owner();
+        if (o != nullptr && o->withdraw(*this)) {
+          apply();
+          // A queued extra run stays due now; the grid moves.
+          const time_point d = extra_run_ ? deadline() : run_deadline(ideal_, this->period(), jitter_, leeway_);
+          if (past_end(d)) {
+            if (!end_from(task_status::pending)) return false;  // cancelled meanwhile
+            break;  // ended: completed below
+          }
+          set_deadline(d);
+          requeued = requeue(o);
+          if (requeued) return true;
+          break;
+        }
+        [[fallthrough]];  // taken by a worker: counts as running
+      }
+      case task_status::running:
+        has_rebase_ = true;
+        rebase_period_ = period;
+        rebase_next_ = next;
+        return true;
+      case task_status::paused: apply(); return true;
+      default: return false;
+    }
+  }
+  if (requeued) {
+    finish_ended();  // ended by `until`
+  } else {
+    cancel(false);  // the owner no longer runs it (shut down)
+  }
+  return true;
+}
+
+bool task_base::trigger_now() noexcept {
+  if (!is_periodic()) return false;
+  {
+    std::lock_guard lock(control_mutex_for(this));
+    switch (status()) {
+      case task_status::pending: {
+        if (extra_run_) return false;  // one is queued already
+        task_owner* const o = owner();
+        if (o != nullptr && o->withdraw(*this)) {
+          extra_run_ = true;
+          set_deadline(std::min(deadline(), clock::now()));
+          if (requeue(o)) return true;
+          break;
+        }
+        [[fallthrough]];  // taken by a worker: counts as running
+      }
+      case task_status::running:
+        if (pause_requested_ || trigger_requested_) return false;
+        trigger_requested_ = true;
+        return true;
+      default: return false;  // paused, or done
+    }
+  }
+  cancel(false);  // the owner no longer runs it (shut down)
+  return true;
 }
 
 bool task_base::cancel(bool may_interrupt) noexcept {
@@ -113,8 +307,8 @@ bool task_base::cancel(bool may_interrupt) noexcept {
     if (s == task_status::running && internal_) return false;  // a firing wait: too late
     if (status_.compare_exchange_weak(s, task_status::cancelled)) break;
   }
-  if (s == task_status::pending) {
-    // Never ran and never will: free what the callable holds at once (or,
+  if (s == task_status::pending || s == task_status::paused) {
+    // Never ran and never will (again): free what the callable holds at once (or,
     // for a timer wait, hand its handler operation_aborted).
     on_cancel_before_run();
     if (task_owner* o = owner()) o->on_cancelled(*this);

@@ -30,6 +30,21 @@ void validate_periodic(duration period, const periodic_options& options, const c
   validate_leeway(period, options.leeway, where);
 }
 
+void validate_periodic_end(time_point first, const periodic_options& options) {
+  if (options.max_runs && *options.max_runs == 0)
+    throw std::invalid_argument("chronopool: periodic_options::max_runs must be positive (0 runs is no schedule)");
+  if (options.until && *options.until <= first)
+    throw std::invalid_argument(fmt::format(
+        "chronopool: periodic_options::until ({} ns) must be after the first run's instant ({} ns)",
+        options.until->time_since_epoch().count(), first.time_since_epoch().count()));
+}
+
+void reject_periodic_end(const periodic_options& options, const char* where) {
+  if (options.max_runs || options.until)
+    throw std::invalid_argument(std::string("chronopool: ") + where +
+                                ": periodic_options::max_runs and until are for a pool's periodic tasks");
+}
+
 void validate_leeway(duration period, duration leeway, const char* where) {
   if (leeway < duration::zero() || leeway >= period)
     throw std::invalid_argument(std::string("chronopool: ") + where + ": leeway must be in [0, period)");

@@ -111,6 +111,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   // task_owner
   void on_cancelled(task_base& t) noexcept override;
   bool reschedule(task_base& t) override;
+  bool withdraw(task_base& t) noexcept override;
   void report_error(std::exception_ptr error, const task_base& t) noexcept override;
   /// Reports an error not tied to a queued task (@p source names where it came from).
   void report_untied_error(std::exception_ptr error, const char* source) noexcept;

@@ -10,6 +10,19 @@
 //      │  └───────────────────┘
 //      └──────cancel──────▶ cancelled ◀──cancel── running (result discarded)
 //
+// Periodic tasks also have `paused` (neither queued nor running):
+//
+//   pending ──pause (taken out of the queue)──▶ paused ──resume──▶ pending
+//   running ──finish_run (a pause was asked)──▶ paused
+//   paused ──cancel──▶ cancelled      paused ──resume (past `until`)──▶ succeeded
+//
+// The controls (pause, resume, rebase, trigger_now) and a periodic run's
+// re-arming in finish_run() hold the task's control lock (striped, like the
+// waiters'), so a control call sees a task either queued, running, or
+// paused, never halfway through being re-queued; the one-shot path never
+// takes it. A pending task a worker has already taken from the queue but
+// not yet started counts as running for the controls.
+//
 // Whoever moves a task out of `pending` into a done state releases the
 // callable; a running task's is released by its runner. Waiters use a
 // striped lock shared by all tasks, so a task carries no mutex of its own.
@@ -31,7 +44,8 @@ namespace chronopool::detail {
 
 enum class task_kind : std::uint8_t { one_shot, fixed_rate, fixed_delay };
 
-enum class task_status : std::uint8_t { pending, running, succeeded, failed, cancelled };
+// Order matters: done() is `>= succeeded`.
+enum class task_status : std::uint8_t { pending, running, paused, succeeded, failed, cancelled };
 
 class task_base;
 
@@ -71,6 +85,13 @@ class task_owner {
   virtual bool reschedule(task_base& t) = 0;
   /// An error that nobody will read from a future.
   virtual void report_error(std::exception_ptr error, const task_base& t) noexcept = 0;
+  /// Takes a queued task out of the queue without ending it (a pause or a
+  /// reschedule moves it); false when it is not queued here. By default
+  /// nothing is ever withdrawn, and the controls wait for the task's run.
+  virtual bool withdraw(task_base& t) noexcept {
+    (void)t;
+    return false;
+  }
 
  protected:
   ~task_owner() = default;
@@ -95,8 +116,12 @@ class task_base : public index_node {
   task_kind kind() const noexcept { return kind_; }
   bool is_periodic() const noexcept { return kind_ != task_kind::one_shot; }
   /// Sets a periodic schedule; @p first is the ideal deadline of the first run.
-  void set_periodic(duration period, time_point first, const periodic_options& opts) noexcept;
-  duration period() const noexcept { return period_; }
+  /// Throws std::invalid_argument for a max_runs of 0 or an `until` not
+  /// after @p first (see validate_periodic_end()).
+  void set_periodic(duration period, time_point first, const periodic_options& opts);
+  duration period() const noexcept { return period_.load(std::memory_order_relaxed); }
+  /// The periodic_options::leeway it was scheduled with.
+  duration leeway() const noexcept { return leeway_; }
   /// Internal work (a timer service's wake-up), as opposed to a user's task:
   /// never handed back by shutdown_now(); cancelling it aborts the timer
   /// waits it would have woken instead.
@@ -146,6 +171,33 @@ class task_base : public index_node {
   /// run ends the schedule and the task succeeds. Only the running thread
   /// writes and reads it.
   void end_schedule_after_run() noexcept { ends_schedule_ = true; }
+
+  // ---- control of a periodic schedule (scheduled_future<void>) -------------
+  // Each returns true when it changed something, false (a no-op) for a
+  // one-shot or done task and as documented on scheduled_future<void>.
+
+  /// Queued: taken out of the queue, now paused. Running (or taken by a
+  /// worker): paused when the run ends. False when paused or pausing already.
+  bool pause() noexcept;
+  /// Paused: queued again at its next ideal instant (an instant missed while
+  /// paused runs at once, then the missed-tick policy places the next), or
+  /// succeeded when that instant is at or after `until`. Pausing (the run
+  /// has not ended): the pause is withdrawn. False otherwise.
+  bool resume() noexcept;
+  /// Whether the task is paused (a pause asked during a run counts once the
+  /// run ended).
+  bool paused() const noexcept { return status() == task_status::paused; }
+  /// Re-bases the schedule: the next ideal instant becomes @p next, and the
+  /// period @p period unless it is zero. Queued: moved under the queue's
+  /// lock; running: applied when the run ends; paused: applied on resume.
+  bool rebase(duration period, time_point next) noexcept;
+  /// One extra run as soon as possible, never overlapping: queued, it is
+  /// moved to now; running, it runs again right after. A fixed-rate grid is
+  /// not shifted. False when paused or pausing, or when an extra run is
+  /// already pending (they do not accumulate).
+  bool trigger_now() noexcept;
+  /// Whether @p now is at or after the schedule's `until` (never when none).
+  bool past_end(time_point now) const noexcept { return has_until_ && now >= until_; }
 
   /// Asks a running callable that takes a std::stop_token to stop.
   void request_stop() noexcept { stop_.request_stop(); }
@@ -200,6 +252,16 @@ class task_base : public index_node {
 
  private:
   bool complete(task_status final_status, std::exception_ptr error) noexcept;
+  /// @p from (pending withdrawn from the queue, or paused) → succeeded: the
+  /// schedule reached its `until`. Call under the control lock; the caller
+  /// then calls finish_ended() outside it when this returned true.
+  bool end_from(task_status from) noexcept;
+  void finish_ended() noexcept;
+  /// max_runs: counts this run; true when it was the last one. Runner only.
+  bool count_run() noexcept { return max_runs_ != 0 && ++runs_ >= max_runs_; }
+  /// Queued again through @p o (false: the owner refused it). Under the
+  /// control lock; the caller cancels the task outside it when refused.
+  bool requeue(task_owner* o) noexcept;
   void destroy_async_waiters() noexcept;
   /// Wakes the blocked waiters and completes the async ones.
   void notify_waiters() noexcept;
@@ -213,8 +275,21 @@ class task_base : public index_node {
   missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
   double jitter_ = 0.0;
   duration leeway_{};
-  duration period_{};
-  time_point ideal_{};  // periodic: the un-jittered deadline of the current run
+  // Written under the control lock, read without it by task_view (hence atomic).
+  std::atomic<duration> period_{};
+  // Under the control lock (periodic tasks only):
+  time_point ideal_{};  // the un-jittered deadline of the current (queued: next) run
+  bool pause_requested_ = false;    // running: pause when the run ends
+  bool trigger_requested_ = false;  // running: one extra run right after
+  bool extra_run_ = false;          // queued: the run due now is an extra one (grid kept)
+  bool has_rebase_ = false;         // running: rebase_period_/rebase_next_ apply when it ends
+  duration rebase_period_{};        // zero: keep the period
+  time_point rebase_next_{};
+  // End conditions, set once before the task is queued.
+  bool has_until_ = false;
+  time_point until_{};
+  std::uint64_t max_runs_ = 0;  // 0: no limit
+  std::uint64_t runs_ = 0;      // runs finished; only the running thread touches it
   std::exception_ptr error_;
   std::atomic<task_owner*> owner_{nullptr};
   std::atomic<std::uint32_t> refs_{0};

@@ -102,6 +102,12 @@ class task_impl final : public task_with_result<R> {
   using self_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<task_impl>;
 
   void do_invoke() override {
+    // periodic_options::until: a run taken so late that it would start at
+    // or after the end does not call the callable; it ends the schedule.
+    if (this->is_periodic() && this->past_end(clock::now())) [[unlikely]] {
+      this->end_schedule_after_run();
+      return;
+    }
     F& f = *fn_;
     if constexpr (std::is_void_v<R>) {
       call(f);
