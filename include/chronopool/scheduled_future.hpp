@@ -291,7 +291,8 @@ class scheduled_future<void> : public scheduled_future_base {
   /// the queue's lock, so no run is lost or doubled and runs never overlap.
   /// The task keeps its identity (id()) and this future. Every control is a
   /// no-op returning false on a one-shot task, on a done task (cancelled,
-  /// failed, or ended) and for an invalid handle. A task a worker has
+  /// failed, or ended), on one handed back by shutdown_now() and for an
+  /// invalid handle. A task a worker has
   /// already taken from the queue but not yet started counts as running.
   /// @{
 
@@ -299,9 +300,12 @@ class scheduled_future<void> : public scheduled_future_base {
   /// one finishes its run and is then not queued again. True when this call
   /// paused it (or will when the run ends); false when already paused or
   /// pausing. A pause drops a pending trigger_now() run. A paused task is in
-  /// no queue: shutdown() and shutdown_now() do not see it (it neither
-  /// holds off termination nor is handed back); resume() after a shutdown
-  /// cancels it, cancel() ends it as usual.
+  /// no queue and does not hold off termination. shutdown() cancels it
+  /// unless continue_existing_periodic_tasks_after_shutdown is set (as it
+  /// cancels queued periodic tasks); shutdown_now() and the pool's
+  /// destruction cancel it (it is not handed back). Once the pool no longer
+  /// runs periodic tasks a pause has no effect: refused (false) for a queued
+  /// task, ignored when the current run ends.
   bool pause() noexcept { return task_ && task_->pause(); }
 
   /// Resumes a paused schedule at its next ideal instant, unchanged by the

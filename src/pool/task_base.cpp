@@ -134,13 +134,17 @@ void task_base::finish_run(std::exception_ptr error, time_point started) noexcep
     std::lock_guard lock(control_mutex_for(this));
     const time_point d = next_deadline(started, clock::now());
     ends = past_end(d);  // no run starts at or after `until`
-    const bool pause = pause_requested_ && !ends;
+    // A pause takes effect only if the owner keeps the paused task (not
+    // after a shutdown): parked first, so that a shutdown sweeping the
+    // parked tasks either sees it or has already made park() refuse it.
+    const bool pause = pause_requested_ && !ends && o->park(*this, false);
     pause_requested_ = false;
     if (pause) extra_run_ = false;  // a pause drops a pending extra run
     if (!ends) {
       set_deadline(d);
       auto expected = task_status::running;
       if (!status_.compare_exchange_strong(expected, pause ? task_status::paused : task_status::pending)) {
+        if (pause) o->unpark(*this);
         release_callable();  // cancelled during the run; the canceller notified
         return;
       }
@@ -176,15 +180,21 @@ bool task_base::pause() noexcept {
   switch (status()) {
     case task_status::pending: {
       task_owner* const o = owner();
-      if (o != nullptr && o->withdraw(*this)) {
+      if (o == nullptr) return false;  // handed back by shutdown_now(): no schedule left
+      if (o->park(*this, true)) {
         // Out of the queue, so no worker can take it: pending → paused, or
         // a cancel() won meanwhile (the queue's reference is dropped here).
         auto expected = task_status::pending;
-        if (!status_.compare_exchange_strong(expected, task_status::paused)) return false;
+        if (!status_.compare_exchange_strong(expected, task_status::paused)) {
+          o->unpark(*this);
+          return false;
+        }
         extra_run_ = false;  // a queued extra run is dropped with the pause
         return true;
       }
       // Taken by a worker that has not started it: it counts as running.
+      // (Or the owner refused to park it after a shutdown: the pause then
+      // has no effect when the run ends, see finish_run().)
       [[fallthrough]];
     }
     case task_status::running:
@@ -207,6 +217,7 @@ bool task_base::resume() noexcept {
       return std::exchange(pause_requested_, false);
     }
     if (s != task_status::paused) return false;
+    if (task_owner* o = owner()) o->unpark(*this);
     // The next ideal instant is where the pause left it: when the pause
     // outlasted it, it runs at once and the missed-tick policy places the
     // run after it, as for any late run.
@@ -241,7 +252,8 @@ bool task_base::rebase(duration period, time_point next) noexcept {
     switch (status()) {
       case task_status::pending: {
         task_owner* const o = owner();
-        if (o != nullptr && o->withdraw(*this)) {
+        if (o == nullptr) return false;  // handed back by shutdown_now(): no schedule left
+        if (o->withdraw(*this)) {
           apply();
           // A queued extra run stays due now; the grid moves.
           const time_point d = extra_run_ ? deadline() : run_deadline(ideal_, this->period(), jitter_, leeway_);
@@ -281,7 +293,8 @@ bool task_base::trigger_now() noexcept {
       case task_status::pending: {
         if (extra_run_) return false;  // one is queued already
         task_owner* const o = owner();
-        if (o != nullptr && o->withdraw(*this)) {
+        if (o == nullptr) return false;  // handed back by shutdown_now(): no schedule left
+        if (o->withdraw(*this)) {
           extra_run_ = true;
           set_deadline(std::min(deadline(), clock::now()));
           if (requeue(o)) return true;
@@ -311,7 +324,13 @@ bool task_base::cancel(bool may_interrupt) noexcept {
     // Never ran and never will (again): free what the callable holds at once (or,
     // for a timer wait, hand its handler operation_aborted).
     on_cancel_before_run();
-    if (task_owner* o = owner()) o->on_cancelled(*this);
+    if (task_owner* o = owner()) {
+      if (s == task_status::paused) {
+        o->unpark(*this);  // in no queue
+      } else {
+        o->on_cancelled(*this);
+      }
+    }
   } else if (may_interrupt) {
     request_stop();
   }

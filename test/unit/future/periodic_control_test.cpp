@@ -304,4 +304,57 @@ BOOST_AUTO_TEST_CASE(controls_racing_runs_lose_nothing_and_never_overlap) {
   BOOST_TEST(!c.overlapped.load());
 }
 
+BOOST_AUTO_TEST_CASE(shutdown_cancels_a_paused_task) {
+  scheduled_thread_pool pool(threads(1));
+  auto f = pool.schedule_at_fixed_rate(1h, 1h, [] {});
+  BOOST_TEST(f.pause());
+  pool.shutdown();
+  require_ready(f);
+  BOOST_TEST(f.cancelled());
+  BOOST_TEST(pool.wait_for_termination(wait_limit));
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_keeping_periodic_tasks_keeps_a_paused_one) {
+  scheduled_thread_pool_options o = threads(1);
+  o.continue_existing_periodic_tasks_after_shutdown = true;
+  scheduled_thread_pool pool(o);
+  run_counter c;
+  auto f = pool.schedule_at_fixed_rate(1h, 1ms, [&] { c.run(); });
+  BOOST_TEST(f.pause());
+  pool.shutdown();
+  BOOST_TEST(f.paused());
+  BOOST_TEST(f.resume());
+  BOOST_TEST(f.reschedule_next(steady::now()));
+  BOOST_REQUIRE(eventually([&] { return c.runs.load() >= 2; }));
+  pool.shutdown_now();
+  require_ready(f);
+  BOOST_TEST(f.cancelled());
+}
+
+BOOST_AUTO_TEST_CASE(the_pools_destruction_cancels_a_paused_task) {
+  scheduled_future<void> f;
+  {
+    scheduled_thread_pool pool(threads(1));
+    f = pool.schedule_at_fixed_rate(1h, 1h, [] {});
+    BOOST_TEST(f.pause());
+  }
+  BOOST_TEST(f.cancelled());
+  BOOST_TEST(!f.resume());
+  BOOST_TEST(!f.cancel());
+}
+
+BOOST_AUTO_TEST_CASE(a_pause_after_shutdown_now_is_refused) {
+  scheduled_thread_pool pool(threads(1));
+  auto f = pool.schedule_at_fixed_rate(1h, 1h, [] {});
+  auto pending = pool.shutdown_now();
+  BOOST_TEST(pending.size() == 1u);
+  // Handed back by shutdown_now(): no schedule is left to control.
+  BOOST_TEST(!f.pause());
+  BOOST_TEST(!f.trigger_now());
+  BOOST_TEST(!f.reschedule(1s));
+  BOOST_TEST(!f.paused());
+  pending.clear();  // cancels it
+  BOOST_TEST(f.cancelled());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -85,13 +85,25 @@ class task_owner {
   virtual bool reschedule(task_base& t) = 0;
   /// An error that nobody will read from a future.
   virtual void report_error(std::exception_ptr error, const task_base& t) noexcept = 0;
-  /// Takes a queued task out of the queue without ending it (a pause or a
-  /// reschedule moves it); false when it is not queued here. By default
+  /// Takes a queued task out of the queue without ending it (a reschedule
+  /// or trigger moves it); false when it is not queued here. By default
   /// nothing is ever withdrawn, and the controls wait for the task's run.
   virtual bool withdraw(task_base& t) noexcept {
     (void)t;
     return false;
   }
+  /// Keeps a task that is about to be paused (taken out of the queue first
+  /// when @p from_queue), so that a shutdown can end it: a paused task is in
+  /// no queue, and must not outlive its owner. False when it may not be
+  /// paused (the owner no longer runs it) or, with @p from_queue, is not
+  /// queued here. By default nothing can be paused.
+  virtual bool park(task_base& t, bool from_queue) noexcept {
+    (void)t;
+    (void)from_queue;
+    return false;
+  }
+  /// Forgets a parked task (resumed, or cancelled while paused).
+  virtual void unpark(task_base& t) noexcept { (void)t; }
 
  protected:
   ~task_owner() = default;
