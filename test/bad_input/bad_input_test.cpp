@@ -246,6 +246,17 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
          f.cancel();
          f.reschedule(0ms);
        }},
+      {"periodic_handle::reschedule", "period = 0", ia, {"periodic_handle::reschedule", "period"},
+       [&] { chronopool::periodic_handle().reschedule(0ms); }},
+      {"periodic_handle::reschedule", "period = leeway", ia, {"periodic_handle::reschedule", "leeway"},
+       [&] {
+         auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 1h, 1h, noop, bad_leeway(1ms));
+         struct cancel_at_exit {
+           chronopool::periodic_handle& h;
+           ~cancel_at_exit() { h.cancel(); }
+         } guard{h};
+         h.reschedule(1ms);
+       }},
       {"scheduled_future<void>::reschedule", "period < 0", ia, {"reschedule", "period"},
        [&] { chronopool::scheduled_future<void>().reschedule(-1s); }},
       {"scheduled_future<void>::reschedule", "period = leeway", ia, {"reschedule", "leeway"},
@@ -432,6 +443,17 @@ BOOST_AUTO_TEST_CASE(periodic_controls_that_are_no_ops_return_false) {
   BOOST_TEST(!one_shot.reschedule_next(steady::now()));
   BOOST_TEST(!one_shot.trigger_now());
   one_shot.cancel();
+  BOOST_TEST_MESSAGE("periodic_handle: the same on a stopped schedule and on an empty handle => false");
+  boost::asio::io_context io;
+  auto handler = chronopool::schedule_at_fixed_rate(io.get_executor(), 1h, 1h, noop);
+  BOOST_TEST(!handler.resume());
+  BOOST_TEST(handler.pause());
+  BOOST_TEST(!handler.pause());
+  BOOST_TEST(!handler.trigger_now());
+  BOOST_TEST(handler.cancel());
+  BOOST_TEST(!handler.resume());
+  BOOST_TEST(!handler.reschedule(1s));
+  BOOST_TEST(!chronopool::periodic_handle().trigger_now());
   BOOST_TEST_MESSAGE("pause / resume / trigger_now <- a handle to no task => false");
   chronopool::scheduled_future<void> none;
   BOOST_TEST(!none.pause());
