@@ -157,6 +157,10 @@ class periodic_state final : public periodic_state_base,
   // if it completed already, finds a newer generation and runs nothing.
   void arm_locked(time_point ideal, time_point deadline) {
     ideal_ = ideal;
+    if (options_.until && deadline >= *options_.until) {
+      stopped_.store(true);  // periodic_options::until: no run starts at or after it
+      return;
+    }
     const std::uint64_t generation = ++generation_;
     timer_.expires_at(deadline);
     auto self = this->shared_from_this();
@@ -188,6 +192,10 @@ class periodic_state final : public periodic_state_base,
       std::lock_guard lock(mutex_);
       // A stale wait (re-armed, paused or triggered since) runs nothing.
       if (ec || stopped_.load() || generation != generation_ || paused_) return;
+      if (options_.until && clock::now() >= *options_.until) {
+        stopped_.store(true);  // a tick completed so late that its run would start after the end
+        return;
+      }
       running_ = true;
       extra = std::exchange(extra_, false);
     }
@@ -203,7 +211,9 @@ class periodic_state final : public periodic_state_base,
     } catch (...) {
       error = std::current_exception();
     }
-    ticks_.fetch_add(1);
+    // periodic_options::max_runs: this was the last run.
+    const std::uint64_t ran = ticks_.fetch_add(1) + 1;
+    if (options_.max_runs && ran >= *options_.max_runs) stop = true;
     if (error) {
       if (!options_.continue_after_error) stop_with(error);
       report_periodic_error(options_.error_handler, std::move(error));
@@ -277,11 +287,12 @@ std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration
                     steers_its_schedule_v<std::decay_t<Handler>>,
                 "chronopool: a periodic handler must return void or chronopool::periodic_control");
   validate_periodic(period, o, where);
-  reject_periodic_end(o, where);  // max_runs, until: pool tasks only (so far)
   check_not_empty(h, where);
+  const time_point first = deadline_after(clock::now(), initial);
+  validate_periodic_end(first, o);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
                                                                                 fixed_rate, period, o);
-  state->arm(deadline_after(clock::now(), initial));
+  state->arm(first);
   return state;
 }
 
@@ -297,8 +308,8 @@ std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_
                     steers_its_schedule_v<std::decay_t<Handler>>,
                 "chronopool: a periodic handler must return void or chronopool::periodic_control");
   validate_periodic(period, o, where);
-  reject_periodic_end(o, where);  // max_runs, until: pool tasks only (so far)
   check_not_empty(h, where);
+  validate_periodic_end(first, o);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
                                                                                 fixed_rate, period, o);
   state->arm(first);

@@ -76,20 +76,19 @@ struct periodic_options {
   /// default) keeps deadlines exact.
   std::chrono::nanoseconds leeway{0};
 
-  /// Pool tasks only: the schedule ends after this many runs (extra runs by
-  /// scheduled_future<void>::trigger_now() count), and the future then
-  /// completes normally. Empty (the default): no limit. 0 throws
-  /// std::invalid_argument naming max_runs. Handlers on executors throw
-  /// std::invalid_argument when it is set.
+  /// The schedule ends after this many runs (extra runs by trigger_now()
+  /// count): a pool task's future then completes normally, a handler on an
+  /// executor becomes inactive (periodic_handle::active() is false, error()
+  /// null). Empty (the default): no limit. 0 throws std::invalid_argument
+  /// naming max_runs. periodic_timer has no end conditions.
   std::optional<std::uint64_t> max_runs{};
 
-  /// Pool tasks only: no run starts at or after this steady_clock instant.
-  /// When the next run's deadline would be at or after it, the schedule
-  /// ends and the future completes normally; a run taken late, after it,
-  /// does not call the callable and ends the schedule. Empty (the default):
-  /// no end. Not after the first run's ideal instant: std::invalid_argument
-  /// naming both instants. Handlers on executors throw std::invalid_argument
-  /// when it is set.
+  /// No run starts at or after this steady_clock instant. When the next
+  /// run's deadline would be at or after it, the schedule ends as with
+  /// max_runs (a pool task's future completes normally, a handler becomes
+  /// inactive); a run taken late, after it, does not call the callable and
+  /// ends the schedule. Empty (the default): no end. Not after the first
+  /// run's ideal instant: std::invalid_argument naming both instants.
   std::optional<std::chrono::steady_clock::time_point> until{};
 };
 

@@ -39,12 +39,6 @@ void validate_periodic_end(time_point first, const periodic_options& options) {
         options.until->time_since_epoch().count(), first.time_since_epoch().count()));
 }
 
-void reject_periodic_end(const periodic_options& options, const char* where) {
-  if (options.max_runs || options.until)
-    throw std::invalid_argument(std::string("chronopool: ") + where +
-                                ": periodic_options::max_runs and until are for a pool's periodic tasks");
-}
-
 void validate_leeway(duration period, duration leeway, const char* where) {
   if (leeway < duration::zero() || leeway >= period)
     throw std::invalid_argument(std::string("chronopool: ") + where + ": leeway must be in [0, period)");

@@ -126,3 +126,45 @@ BOOST_AUTO_TEST_CASE(controls_racing_runs_never_overlap) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(periodic_handler_end_conditions)
+
+BOOST_AUTO_TEST_CASE(max_runs_ends_the_schedule) {
+  asio::io_context io;
+  int runs = 0;
+  chronopool::periodic_options o;
+  o.max_runs = 4;
+  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, [&] { ++runs; }, o);
+  io.run_for(2s);  // returns once the schedule holds no wait
+  BOOST_TEST(runs == 4);
+  BOOST_TEST(!h.active());
+  BOOST_TEST(!h.error());
+}
+
+BOOST_AUTO_TEST_CASE(until_ends_the_schedule) {
+  asio::io_context io;
+  int runs = 0;
+  bool late = false;
+  chronopool::periodic_options o;
+  o.until = steady::now() + 30ms;
+  auto h = chronopool::schedule_with_fixed_delay(io.get_executor(), 0ms, 1ms, [&] {
+    if (steady::now() >= *o.until) late = true;
+    ++runs;
+  }, o);
+  io.run_for(2s);
+  BOOST_TEST(runs >= 1);
+  BOOST_TEST(!late);
+  BOOST_TEST(!h.active());
+}
+
+BOOST_AUTO_TEST_CASE(end_conditions_are_checked) {
+  asio::io_context io;
+  chronopool::periodic_options zero;
+  zero.max_runs = 0;
+  BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, [] {}, zero), std::invalid_argument);
+  chronopool::periodic_options early;
+  early.until = steady::now();
+  BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 1h, 1ms, [] {}, early), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -34,10 +34,6 @@ void validate_periodic(duration period, const periodic_options& options, const c
 /// both instants, as nanoseconds on the steady clock).
 void validate_periodic_end(time_point first, const periodic_options& options);
 
-/// Throws std::invalid_argument naming @p where when @p options sets an end
-/// condition (max_runs, until): only a pool's periodic tasks support them.
-void reject_periodic_end(const periodic_options& options, const char* where);
-
 /// Throws std::invalid_argument naming @p where unless @p leeway is in
 /// [0, @p period): a slot as wide as the period could hold two ticks.
 void validate_leeway(duration period, duration leeway, const char* where);
