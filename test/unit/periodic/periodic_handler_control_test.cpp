@@ -5,6 +5,7 @@
 // thread while the handler runs every millisecond on a thread pool: runs
 // never overlap and a pause that took effect holds.
 #include <chronopool/periodic.hpp>
+#include <chronopool/scheduled_thread_pool.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -122,6 +123,29 @@ BOOST_AUTO_TEST_CASE(controls_racing_runs_never_overlap) {
   BOOST_TEST(c.runs.load() == paused);
   BOOST_TEST(h.cancel());
   tp.join();
+  BOOST_TEST(!c.overlapped.load());
+}
+
+BOOST_AUTO_TEST_CASE(controls_on_a_pools_executor) {
+  chronopool::scheduled_thread_pool pool(2);
+  run_counter c;
+  auto h = chronopool::schedule_at_fixed_rate(pool.get_executor(), 0ms, 1ms, [&] { c.run(); });
+  BOOST_REQUIRE(eventually([&] { return c.runs.load() >= 3; }));
+  for (int i = 0; i < 200; ++i) {
+    h.pause();
+    h.trigger_now();
+    h.resume();
+    h.reschedule(1ms);
+  }
+  BOOST_TEST(h.pause());
+  BOOST_REQUIRE(eventually([&] { return h.paused(); }));
+  std::this_thread::sleep_for(5ms);
+  const int paused = c.runs.load();
+  std::this_thread::sleep_for(20ms);
+  BOOST_TEST(c.runs.load() == paused);
+  BOOST_TEST(h.resume());
+  BOOST_REQUIRE(eventually([&] { return c.runs.load() >= paused + 3; }));
+  BOOST_TEST(h.cancel());
   BOOST_TEST(!c.overlapped.load());
 }
 
