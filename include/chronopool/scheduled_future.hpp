@@ -304,8 +304,9 @@ class scheduled_future<void> : public scheduled_future_base {
   /// unless continue_existing_periodic_tasks_after_shutdown is set (as it
   /// cancels queued periodic tasks); shutdown_now() and the pool's
   /// destruction cancel it (it is not handed back). Once the pool no longer
-  /// runs periodic tasks a pause has no effect: refused (false) for a queued
-  /// task, ignored when the current run ends.
+  /// runs periodic tasks a pause has no effect: the shutdown has cancelled
+  /// the task (false) or is about to, and a pause asked during a run is
+  /// ignored when the run ends (the task is then cancelled, not paused).
   bool pause() noexcept { return task_ && task_->pause(); }
 
   /// Resumes a paused schedule at its next ideal instant, unchanged by the
