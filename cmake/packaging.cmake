@@ -46,7 +46,8 @@ set(CPACK_COMPONENTS_ALL ${_chronopool_components})
 # include(CPack) also writes the package_source target: keep build trees and
 # git's files out of a source tarball.
 set(CPACK_SOURCE_GENERATOR TGZ)
-set(CPACK_SOURCE_IGNORE_FILES "/\\.git/" "/\\.git$" "/build/" "/_CPack_Packages/")
+# Regexes, escaped twice: CPack writes them into a quoted string of CPackConfig.cmake.
+set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git/" "/\\\\.git$" "/build/" "/_CPack_Packages/")
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)   # <name>_<version>-<release>_<arch>.deb

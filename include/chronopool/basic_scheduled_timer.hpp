@@ -262,7 +262,7 @@ class basic_scheduled_timer {
   }
 
   /// Found through the timer's home shard: one pointer less per timer.
-  timer_service& service() const noexcept { return impl().home(std::memory_order_relaxed)->service(); }
+  detail::timer_service_base& service() const noexcept { return impl().home(std::memory_order_relaxed)->service(); }
   detail::timer_impl& impl() noexcept { return object_.impl(); }
   const detail::timer_impl& impl() const noexcept { return object_.impl(); }
 

@@ -8,7 +8,10 @@
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/basic_scheduled_timer.hpp>
 #include <chronopool/cancel_after.hpp>
+#include <chronopool/cron_fire.hpp>
+#include <chronopool/cron_periodic.hpp>
 #include <chronopool/cron_schedule.hpp>
+#include <chronopool/cron_timer.hpp>
 #include <chronopool/errors.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic.hpp>

@@ -44,15 +44,21 @@ class periodic_state_base {
   std::exception_ptr error() const noexcept { return failed_.load() ? error_ : nullptr; }
 
   // Controls (periodic_handle): false when the schedule is stopped, and as
-  // documented there.
-  virtual bool pause() noexcept = 0;
-  virtual bool resume() noexcept = 0;
-  virtual bool paused() const noexcept = 0;
+  // documented there. A schedule without them (a calendar schedule, which
+  // has no period to re-base) keeps these defaults: every control is a
+  // no-op returning false.
+  virtual bool pause() noexcept { return false; }
+  virtual bool resume() noexcept { return false; }
+  virtual bool paused() const noexcept { return false; }
   /// The next ideal instant becomes @p next, and the period @p period unless zero.
-  virtual bool rebase(duration period, time_point next) noexcept = 0;
-  virtual bool trigger_now() noexcept = 0;
+  virtual bool rebase(duration period, time_point next) noexcept {
+    (void)period;
+    (void)next;
+    return false;
+  }
+  virtual bool trigger_now() noexcept { return false; }
   /// The periodic_options::leeway the schedule started with.
-  virtual duration leeway() const noexcept = 0;
+  virtual duration leeway() const noexcept { return duration::zero(); }
 
  protected:
   /// Cancels the pending tick's wait, if any.
@@ -64,6 +70,23 @@ class periodic_state_base {
     error_ = std::move(e);
     failed_.store(true);
     stopped_.store(true);
+  }
+
+  /// Counts a run that ended, by returning (@p stop: it returned
+  /// periodic_control::stop) or by throwing @p error, which goes to
+  /// @p o.error_handler and stops the schedule unless o.continue_after_error.
+  /// The run that reaches @p o.max_runs also stops it. True when the
+  /// schedule goes on.
+  bool end_run(bool stop, std::exception_ptr error, const periodic_options& o) noexcept {
+    // periodic_options::max_runs: the run that reaches it is the last one.
+    const std::uint64_t ran = ticks_.fetch_add(1) + 1;
+    if (o.max_runs && ran >= *o.max_runs) stop = true;
+    if (error) {
+      if (!o.continue_after_error) stop_with(error);
+      report_periodic_error(o.error_handler, std::move(error));
+    }
+    if (stop) stopped_.store(true);
+    return !stopped_.load();
   }
 
   std::atomic<bool> stopped_{false};
@@ -78,12 +101,48 @@ class periodic_state_base {
 template <class Handler>
 inline constexpr bool steers_its_schedule_v = std::is_same_v<std::invoke_result_t<Handler&>, periodic_control>;
 
+/// What every schedule of handlers on an executor has: one steady timer
+/// wait at a time on @p Executor's context, completing in Derived::on_tick.
+template <class Derived, class Executor>
+class executor_schedule : public periodic_state_base, public std::enable_shared_from_this<Derived> {
+ protected:
+  explicit executor_schedule(const Executor& ex) : timer_(ex) {}
+
+  /// Waits for @p deadline; Derived::on_tick gets the outcome with
+  /// @p generation, which lets a schedule that re-arms tell a stale wait.
+  void wait_until(time_point deadline, std::uint64_t generation = 0) {
+    timer_.expires_at(deadline);
+    auto self = this->shared_from_this();
+    timer_.async_wait([self, generation](const boost::system::error_code& ec) { self->on_tick(ec, generation); });
+    // A cancel() that ran between on_tick's check and this wait found
+    // nothing to cancel: cancel the wait it missed.
+    if (stopped_.load()) timer_.cancel();
+  }
+
+  /// Cancels the pending tick's wait, if any; a wait that already
+  /// completed is not recalled.
+  void cancel_wait() noexcept final {
+    try {
+      timer_.cancel();
+    } catch (...) {
+      // Only a mutex that cannot be locked throws here; the tick still to
+      // come then finds the schedule stopped (or a newer generation) and
+      // does nothing.
+    }
+  }
+
+ private:
+  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
+};
+
 template <class Executor, class Handler>
-class periodic_state final : public periodic_state_base,
-                             public std::enable_shared_from_this<periodic_state<Executor, Handler>> {
+class periodic_state final : public executor_schedule<periodic_state<Executor, Handler>, Executor> {
+  friend class executor_schedule<periodic_state, Executor>;
+  using base = executor_schedule<periodic_state, Executor>;
+
  public:
   periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, periodic_options o)
-      : timer_(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(std::move(o)) {}
+      : base(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(std::move(o)) {}
 
   /// Waits for the instant @p ideal (plus jitter) on the executor's context.
   void arm(time_point ideal) {
@@ -93,7 +152,7 @@ class periodic_state final : public periodic_state_base,
 
   bool pause() noexcept override {
     std::lock_guard lock(mutex_);
-    if (stopped_.load() || paused_ || pause_requested_) return false;
+    if (this->stopped_.load() || paused_ || pause_requested_) return false;
     trigger_requested_ = false;  // a pause drops a pending extra run
     if (running_) {
       pause_requested_ = true;  // takes effect when the run ends
@@ -102,13 +161,13 @@ class periodic_state final : public periodic_state_base,
     paused_ = true;
     extra_ = false;
     ++generation_;  // the pending wait, even one already completing, runs nothing
-    cancel_wait();
+    this->cancel_wait();
     return true;
   }
 
   bool resume() noexcept override {
     std::lock_guard lock(mutex_);
-    if (stopped_.load()) return false;
+    if (this->stopped_.load()) return false;
     if (running_) return std::exchange(pause_requested_, false);
     if (!paused_) return false;
     paused_ = false;
@@ -119,12 +178,12 @@ class periodic_state final : public periodic_state_base,
 
   bool paused() const noexcept override {
     std::lock_guard lock(mutex_);
-    return paused_ && !stopped_.load();
+    return paused_ && !this->stopped_.load();
   }
 
   bool rebase(duration period, time_point next) noexcept override {
     std::lock_guard lock(mutex_);
-    if (stopped_.load()) return false;
+    if (this->stopped_.load()) return false;
     if (running_) {
       has_rebase_ = true;
       rebase_period_ = period;
@@ -140,7 +199,7 @@ class periodic_state final : public periodic_state_base,
 
   bool trigger_now() noexcept override {
     std::lock_guard lock(mutex_);
-    if (stopped_.load() || paused_ || pause_requested_ || trigger_requested_ || extra_) return false;
+    if (this->stopped_.load() || paused_ || pause_requested_ || trigger_requested_ || extra_) return false;
     if (running_) {
       trigger_requested_ = true;  // right after the run
       return true;
@@ -158,16 +217,10 @@ class periodic_state final : public periodic_state_base,
   void arm_locked(time_point ideal, time_point deadline) {
     ideal_ = ideal;
     if (options_.until && deadline >= *options_.until) {
-      stopped_.store(true);  // periodic_options::until: no run starts at or after it
+      this->stopped_.store(true);  // periodic_options::until: no run starts at or after it
       return;
     }
-    const std::uint64_t generation = ++generation_;
-    timer_.expires_at(deadline);
-    auto self = this->shared_from_this();
-    timer_.async_wait([self, generation](const boost::system::error_code& ec) { self->on_tick(ec, generation); });
-    // A cancel() that ran between on_tick's check and this wait found
-    // nothing to cancel: cancel the wait it missed.
-    if (stopped_.load()) timer_.cancel();
+    this->wait_until(deadline, ++generation_);
   }
 
   // arm_locked() for the controls, which must not throw: a failure to
@@ -177,7 +230,7 @@ class periodic_state final : public periodic_state_base,
       arm_locked(ideal, deadline);
       return true;
     } catch (...) {
-      stop_with(std::current_exception());
+      this->stop_with(std::current_exception());
       return false;
     }
   }
@@ -191,9 +244,9 @@ class periodic_state final : public periodic_state_base,
     {
       std::lock_guard lock(mutex_);
       // A stale wait (re-armed, paused or triggered since) runs nothing.
-      if (ec || stopped_.load() || generation != generation_ || paused_) return;
+      if (ec || this->stopped_.load() || generation != generation_ || paused_) return;
       if (options_.until && clock::now() >= *options_.until) {
-        stopped_.store(true);  // a tick completed so late that its run would start after the end
+        this->stopped_.store(true);  // a tick completed so late that its run would start after the end
         return;
       }
       running_ = true;
@@ -211,17 +264,10 @@ class periodic_state final : public periodic_state_base,
     } catch (...) {
       error = std::current_exception();
     }
-    // periodic_options::max_runs: this was the last run.
-    const std::uint64_t ran = ticks_.fetch_add(1) + 1;
-    if (options_.max_runs && ran >= *options_.max_runs) stop = true;
-    if (error) {
-      if (!options_.continue_after_error) stop_with(error);
-      report_periodic_error(options_.error_handler, std::move(error));
-    }
-    if (stop) stopped_.store(true);
+    const bool goes_on = this->end_run(stop, std::move(error), options_);
     std::lock_guard lock(mutex_);
     running_ = false;
-    if (stopped_.load()) return;
+    if (!goes_on || this->stopped_.load()) return;
     time_point ideal;
     if (has_rebase_) {  // reschedule during the run: the grid starts again there
       has_rebase_ = false;
@@ -250,16 +296,6 @@ class periodic_state final : public periodic_state_base,
                        : saturating_add(clock::now(), period_);
   }
 
-  void cancel_wait() noexcept override {
-    try {
-      timer_.cancel();
-    } catch (...) {
-      // Only a mutex that cannot be locked throws here; the tick still to
-      // come then finds the schedule stopped and does nothing.
-    }
-  }
-
-  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
   Handler handler_;
   bool fixed_rate_;
   duration period_;
@@ -279,27 +315,9 @@ class periodic_state final : public periodic_state_base,
   time_point rebase_next_{};
 };
 
-template <class Executor, class Handler>
-std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
-                                                    Handler&& h, bool fixed_rate, const periodic_options& o,
-                                                    const char* where) {
-  static_assert(std::is_void_v<std::invoke_result_t<std::decay_t<Handler>&>> ||
-                    steers_its_schedule_v<std::decay_t<Handler>>,
-                "chronopool: a periodic handler must return void or chronopool::periodic_control");
-  validate_periodic(period, o, where);
-  check_not_empty(h, where);
-  const time_point first = deadline_after(clock::now(), initial);
-  validate_periodic_end(first, o);
-  auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
-                                                                                fixed_rate, period, o);
-  state->arm(first);
-  return state;
-}
-
-/// start_periodic with the first ideal instant given: @p first is the first
-/// run's ideal instant exactly (the grid is first + k * period), not a delay
-/// re-measured from now. A @p first already past runs at once; the
-/// missed-tick policy then applies to that grid.
+/// Starts a periodic handler whose first ideal instant is @p first exactly
+/// (the grid is first + k * period). A @p first already past runs at once;
+/// the missed-tick policy then applies to that grid.
 template <class Executor, class Handler>
 std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_point first, duration period,
                                                        Handler&& h, bool fixed_rate, const periodic_options& o,
@@ -314,6 +332,15 @@ std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_
                                                                                 fixed_rate, period, o);
   state->arm(first);
   return state;
+}
+
+/// start_periodic_at with the first instant @p initial from now.
+template <class Executor, class Handler>
+std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
+                                                    Handler&& h, bool fixed_rate, const periodic_options& o,
+                                                    const char* where) {
+  return start_periodic_at(ex, deadline_after(clock::now(), initial), period, std::forward<Handler>(h), fixed_rate, o,
+                           where);
 }
 
 }  // namespace detail
@@ -342,7 +369,8 @@ class periodic_handle {
   /// call is decided under the schedule's mutex, a re-armed wait makes the
   /// one it replaces run nothing, and runs never overlap. Every control is a
   /// no-op returning false once the schedule is stopped (cancelled, failed,
-  /// ended) and for an empty handle.
+  /// ended), for an empty handle and for a calendar schedule
+  /// (chronopool::schedule_cron), whose instants come from its calendar.
   /// @{
 
   /// Pauses: a pending tick's wait is cancelled at once; a running handler

@@ -290,7 +290,8 @@ class scheduled_future<void> : public scheduled_future_base {
   /// decided once, under the task's control lock and (for a queued task)
   /// the queue's lock, so no run is lost or doubled and runs never overlap.
   /// The task keeps its identity (id()) and this future. Every control is a
-  /// no-op returning false on a one-shot task, on a done task (cancelled,
+  /// no-op returning false on a one-shot task, on a calendar task
+  /// (schedule_cron), on a done task (cancelled,
   /// failed, or ended), on one handed back by shutdown_now() and for an
   /// invalid handle. A task a worker has
   /// already taken from the queue but not yet started counts as running.

@@ -5,6 +5,7 @@
 /// Asio execution context.
 #pragma once
 
+#include <chronopool/detail/calendar/cron_run.hpp>
 #include <chronopool/detail/pool/pool_limits.hpp>
 #include <chronopool/detail/pool/queued_function.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
@@ -25,6 +26,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -177,6 +179,48 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   scheduled_future<void> schedule_with_fixed_delay(std::chrono::time_point<clock, Duration> first,
                                                    std::chrono::duration<Rep, Period> delay, F&& f,
                                                    periodic_options options = {});
+
+  /// Runs @p f at each instant @p schedule names, from the first one after
+  /// now, as a periodic task: the future completes only when it is
+  /// cancelled, when @p f returns periodic_control::stop (normally), when a
+  /// run throws (with the exception, unless
+  /// periodic_options::continue_after_error) or at shutdown, as for
+  /// schedule_at_fixed_rate. @p f is invocable with a cron_fire (the
+  /// instant of the run) or with nothing, and returns void or
+  /// periodic_control.
+  ///
+  /// Runs never overlap: the next instant is chosen when a run ends. When
+  /// instants have passed by then (a long run, a suspend, a busy pool),
+  /// @p misfire decides how many of them still run (once, by default); see
+  /// cron_misfire. periodic_options::missed_ticks is not used; jitter and
+  /// leeway must be 0 (std::invalid_argument), as must error_handler, and
+  /// max_runs and until must be empty. The future's schedule controls
+  /// (pause(), reschedule(), trigger_now(), ...) are no-ops returning false.
+  ///
+  /// Wall clock: each instant is turned into a steady deadline when its run
+  /// is armed (steady now + (instant − system now)), and a run never starts
+  /// before its instant by the system clock: after a backward step (a manual
+  /// change, an NTP step; DST moves no instant) the run is re-armed when its
+  /// deadline comes. A forward step while a run is armed is not followed:
+  /// that run comes late by the step (the misfire rule then applies to the
+  /// instants the step jumped over), and the runs after it are on the new
+  /// clock again.
+  ///
+  /// Hooks, task_view and shutdown_now() see the task as a fixed-delay task
+  /// whose period() is its wait before the next run. Run by hand after
+  /// shutdown_now() (pending_task::run), it calls @p f once for the instant
+  /// it was queued for, at once.
+  template <class F>
+    requires detail::cron_callable<F>
+  scheduled_future<void> schedule_cron(const cron_schedule& schedule, F&& f, periodic_options options = {},
+                                       cron_misfire misfire = {});
+
+  /// schedule_cron with a cron_schedule(@p expression, @p time_zone): throws
+  /// its std::invalid_argument for a bad expression or zone.
+  template <class F>
+    requires detail::cron_callable<F>
+  scheduled_future<void> schedule_cron(std::string_view expression, std::string_view time_zone, F&& f,
+                                       periodic_options options = {}, cron_misfire misfire = {});
 
   // ---- life cycle -------------------------------------------------------------
 
@@ -420,3 +464,4 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
 #include <chronopool/impl/pool_executor.hpp>
 #include <chronopool/impl/scheduled_thread_pool.hpp>
+#include <chronopool/impl/scheduled_thread_pool_cron.hpp>

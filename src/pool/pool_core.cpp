@@ -7,13 +7,12 @@
 // pool_errors and pool_stats.
 #include <chronopool/detail/pool/pool_core.hpp>
 
+#include <chronopool/detail/platform/timer_slack.hpp>
 #include <chronopool/detail/pool/pool_limits.hpp>
 
 #include <exception>
 #include <stdexcept>
 #include <utility>
-
-#include <sys/prctl.h>
 
 namespace chronopool::detail {
 namespace {
@@ -21,12 +20,9 @@ namespace {
 // The pool whose worker is running on this thread, if any.
 thread_local const pool_core* this_thread_pool = nullptr;
 
-// Linux delays a sleeping thread's timed wake-up by up to its timer slack
-// (50 us by default) to batch wake-ups. A worker sleeps until the head
-// deadline of the queue: every microsecond of slack is lateness of the task.
-// One nanosecond is the smallest slack the kernel accepts (0 means "the
-// default"). Failure only costs precision, so it is ignored.
-void minimise_timer_slack() noexcept { ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
+// Every unit of a worker's timer slack is lateness of its tasks: see
+// detail/platform/timer_slack.hpp.
+using platform::minimise_timer_slack;
 
 scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
   check_core_pool_size(o.core_pool_size);

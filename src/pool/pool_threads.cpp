@@ -3,6 +3,7 @@
 // Starting and reaping the pool's threads: the thread factory, the default
 // one, and what a failure to start a thread does to the task that needed it.
 #include <chronopool/detail/pool/pool_core.hpp>
+#include <chronopool/detail/platform/thread_naming.hpp>
 
 #include <fmt/format.h>
 
@@ -16,15 +17,12 @@
 #include <utility>
 #include <vector>
 
-#include <pthread.h>
-
 namespace chronopool::detail {
 namespace {
 
 void set_thread_name(const std::string& prefix, std::size_t index) {
-  std::string name = fmt::format("{}-{}", prefix, index);
-  if (name.size() > 15) name.resize(15);  // the kernel's limit (TASK_COMM_LEN - 1)
-  pthread_setname_np(pthread_self(), name.c_str());
+  // Cut to what the system keeps (15 bytes on Linux) by the platform call.
+  platform::set_current_thread_name(fmt::format("{}-{}", prefix, index));
 }
 
 // Who runs a thread's body: the body itself, at most once, or the pool,

@@ -175,7 +175,7 @@ void task_base::finish_ended() noexcept {
 }
 
 bool task_base::pause() noexcept {
-  if (!is_periodic()) return false;
+  if (!is_periodic() || calendar_) return false;
   std::lock_guard lock(control_mutex_for(this));
   switch (status()) {
     case task_status::pending: {
@@ -207,7 +207,7 @@ bool task_base::pause() noexcept {
 }
 
 bool task_base::resume() noexcept {
-  if (!is_periodic()) return false;
+  if (!is_periodic() || calendar_) return false;
   bool requeued = true;
   {
     std::lock_guard lock(control_mutex_for(this));
@@ -241,7 +241,7 @@ bool task_base::resume() noexcept {
 }
 
 bool task_base::rebase(duration period, time_point next) noexcept {
-  if (!is_periodic()) return false;
+  if (!is_periodic() || calendar_) return false;
   bool requeued = true;
   {
     std::lock_guard lock(control_mutex_for(this));
@@ -286,7 +286,7 @@ bool task_base::rebase(duration period, time_point next) noexcept {
 }
 
 bool task_base::trigger_now() noexcept {
-  if (!is_periodic()) return false;
+  if (!is_periodic() || calendar_) return false;
   {
     std::lock_guard lock(control_mutex_for(this));
     switch (status()) {

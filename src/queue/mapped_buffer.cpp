@@ -2,10 +2,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Page mappings and growable buffers for the deadline index. See detail/queue/mapped_buffer.hpp.
 #include <chronopool/detail/queue/mapped_buffer.hpp>
+#include <chronopool/detail/platform/page_mapping.hpp>
 #include <chronopool/detail/support/sanitizers.hpp>
-
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <atomic>
 
@@ -20,7 +18,7 @@ namespace chronopool::detail {
 namespace {
 
 std::size_t whole_pages(std::size_t bytes) noexcept {
-  static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t page = platform::page_size();
   return (bytes + page - 1) / page * page;
 }
 
@@ -30,15 +28,15 @@ std::atomic<std::size_t> mapped_total{0};
 
 void* map_pages(std::size_t bytes) {
   const std::size_t size = whole_pages(bytes);
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  void* p = platform::map_pages(size);
+  if (p == nullptr) throw std::bad_alloc();
   mapped_total.fetch_add(size, std::memory_order_relaxed);
   return p;
 }
 
 void unmap_pages(void* p, std::size_t bytes) noexcept {
   const std::size_t size = whole_pages(bytes);
-  ::munmap(p, size);
+  platform::unmap_pages(p, size);
   mapped_total.fetch_sub(size, std::memory_order_relaxed);
 }
 
@@ -63,8 +61,8 @@ void* buffer_grow(void* p, std::size_t old_bytes, std::size_t used_bytes, std::s
     const std::size_t old_size = whole_pages(old_bytes);
     const std::size_t new_size = whole_pages(new_bytes);
     if (new_size == old_size) return p;  // the last page had room
-    void* q = ::mremap(p, old_size, new_size, MREMAP_MAYMOVE);
-    if (q == MAP_FAILED) throw std::bad_alloc();  // the old mapping is left as it was
+    void* q = platform::remap_pages(p, old_size, new_size);
+    if (q == nullptr) throw std::bad_alloc();  // the old mapping is left as it was
     mapped_total.fetch_add(new_size - old_size, std::memory_order_relaxed);
     return q;
   }

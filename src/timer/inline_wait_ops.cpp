@@ -3,7 +3,7 @@
 // The process's table of inline wait operations: a timer keeps its inline
 // wait's operations as a 16-bit number in the word it shares with its home
 // shard's address (see timer_impl), not as a pointer of its own.
-#include <chronopool/detail/timer/wait_op.hpp>
+#include <chronopool/detail/timer/inline_wait_ops.hpp>
 
 #include <atomic>
 #include <cstddef>

@@ -16,7 +16,7 @@ namespace chronopool::detail {
 
 // ---- set-up -------------------------------------------------------------------------
 
-timer_shard::timer_shard(timer_service& service, native_poller& poller) : service_(service), poller_(poller) {
+timer_shard::timer_shard(timer_service_base& service, native_poller& poller) : service_(service), poller_(poller) {
   // A timer keeps its home's address in 42 bits of a word (timer_impl).
   if ((timer_impl::word_of(this) & ~timer_impl::shard_mask) != 0) {
     throw std::runtime_error("chronopool: a timer shard's address does not fit a timer's word (over 2^48)");

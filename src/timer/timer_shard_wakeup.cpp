@@ -140,7 +140,7 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
   // cancel) would post a collect or queue a pool task ahead of its chunks,
   // and from a thread outside the context it would take the context's
   // queue lock while holding ours: a submitter that sleeps on that lock is
-  // woken onto the io thread's core and holds it off for a scheduler slice
+  // woken onto the io thread's core and holds it off for a time slice
   // while the other core idles.
   if (rearm_pending_ != 0) return;
   try {

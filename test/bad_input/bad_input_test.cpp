@@ -10,7 +10,9 @@
 // catalogue the reliability issue asks for.
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/cancel_after.hpp>
+#include <chronopool/cron_periodic.hpp>
 #include <chronopool/cron_schedule.hpp>
+#include <chronopool/cron_timer.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_timer.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -354,6 +356,47 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { chronopool::cron_schedule c("0 0 30 2 *"); }},
       {"cron_schedule", "unknown time zone", ia, {"unknown time zone", "Mars/Olympus_Mons"},
        [&] { chronopool::cron_schedule c("* * * * *", "Mars/Olympus_Mons"); }},
+      // ---- calendar schedules run: the periodic forms' checks, and no jitter or leeway
+      {"schedule_cron", "empty std::function", ia, {"schedule_cron", "empty callable"},
+       [&] { pool.schedule_cron(chronopool::cron_schedule("* * * * *"), empty_void_fn); }},
+      {"schedule_cron", "null function pointer", ia, {"schedule_cron", "empty callable"},
+       [&] { pool.schedule_cron("* * * * *", "UTC", null_void_fn); }},
+      {"schedule_cron", "jitter = NaN", ia, {"jitter"},
+       [&] { pool.schedule_cron("* * * * *", "UTC", noop, bad_jitter(not_a_number)); }},
+      {"schedule_cron", "jitter = 0.5 (no period to take a fraction of)", ia, {"schedule_cron", "jitter"},
+       [&] { pool.schedule_cron("* * * * *", "UTC", noop, bad_jitter(0.5)); }},
+      {"schedule_cron", "leeway = 1 ms", ia, {"schedule_cron", "leeway"},
+       [&] { pool.schedule_cron("* * * * *", "UTC", noop, bad_leeway(1ms)); }},
+      {"schedule_cron", "periodic_options::error_handler set (pool task)", ia, {"schedule_cron", "error_handler"},
+       [&] {
+         chronopool::periodic_options o;
+         o.error_handler = [](std::exception_ptr) {};
+         pool.schedule_cron("* * * * *", "UTC", noop, o);
+       }},
+      {"schedule_cron", "max_runs = 3 (the calendar decides the runs)", ia, {"schedule_cron", "max_runs"},
+       [&] {
+         chronopool::periodic_options o;
+         o.max_runs = 3;
+         pool.schedule_cron("* * * * *", "UTC", noop, o);
+       }},
+      {"chronopool::schedule_cron(executor)", "until set", ia, {"schedule_cron", "until"},
+       [&] {
+         chronopool::periodic_options o;
+         o.until = steady::now() + 1h;
+         chronopool::schedule_cron(io.get_executor(), "* * * * *", "UTC", noop, o);
+       }},
+      {"schedule_cron", "bad expression", ia, {"minute field", "61"},
+       [&] { pool.schedule_cron("61 * * * *", "UTC", noop); }},
+      {"schedule_cron", "unknown time zone", ia, {"unknown time zone", "Mars/Olympus_Mons"},
+       [&] { pool.schedule_cron("* * * * *", "Mars/Olympus_Mons", noop); }},
+      {"chronopool::schedule_cron(executor)", "empty std::function", ia, {"schedule_cron", "empty callable"},
+       [&] { chronopool::schedule_cron(io.get_executor(), chronopool::cron_schedule("* * * * *"), empty_void_fn); }},
+      {"chronopool::schedule_cron(executor)", "jitter = 2", ia, {"jitter"},
+       [&] { chronopool::schedule_cron(io.get_executor(), "* * * * *", "UTC", noop, bad_jitter(2.0)); }},
+      {"chronopool::schedule_cron(executor)", "leeway < 0", ia, {"schedule_cron", "leeway"},
+       [&] { chronopool::schedule_cron(io.get_executor(), "* * * * *", "UTC", noop, bad_leeway(-1ns)); }},
+      {"cron_timer", "unknown time zone", ia, {"unknown time zone", "Mars/Olympus_Mons"},
+       [&] { chronopool::cron_timer t(io, chronopool::cron_schedule("* * * * *", "Mars/Olympus_Mons")); }},
       // ---- blocking from a pool thread, misuse
       {"join", "called from one of the pool's threads", expect::deadlock, {"join", "pool's own threads"},
        [&] { on_pool_thread(pool, [&] { pool.join(); }); }},
@@ -578,6 +621,8 @@ BOOST_AUTO_TEST_CASE(periodic_handlers_on_executors_reject_empty_handlers) {
   std::function<void()> empty;
   BOOST_CHECK_THROW(chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, empty), std::invalid_argument);
   BOOST_CHECK_THROW(chronopool::schedule_with_fixed_delay(io.get_executor(), 0ms, 1ms, empty), std::invalid_argument);
+  BOOST_CHECK_THROW(chronopool::schedule_cron(io.get_executor(), chronopool::cron_schedule("* * * * * *"), empty),
+                    std::invalid_argument);
   BOOST_CHECK_NO_THROW(io.run_for(20ms));
 }
 

@@ -84,18 +84,9 @@ scheduled_future<void> scheduled_thread_pool::schedule_periodic(detail::task_kin
                                                                 std::chrono::duration<Rep1, Period1> initial_delay,
                                                                 std::chrono::duration<Rep2, Period2> period, F&& f,
                                                                 const periodic_options& options, const char* where) {
-  static_assert(std::is_void_v<detail::callable_result_t<F>> ||
-                    std::is_same_v<detail::callable_result_t<F>, periodic_control>,
-                "chronopool: a periodic task must return void or chronopool::periodic_control");
-  const duration p = detail::saturating_duration(period, "period");
-  check_periodic(p, options, where);
-  detail::check_not_empty(f, where);
   const time_point first =
       detail::deadline_after(clock::now(), detail::saturating_duration(initial_delay, "initial delay"));
-  detail::task_ptr t = detail::make_task(kind, std::forward<F>(f));
-  t->set_periodic(p, first, options);
-  enqueue(t, where);
-  return scheduled_future<void>(std::move(t));
+  return schedule_periodic_from(kind, first, period, std::forward<F>(f), options, where);
 }
 
 template <class Rep1, class Period1, class Rep2, class Period2, class F>
@@ -116,9 +107,9 @@ scheduled_future<void> scheduled_thread_pool::schedule_with_fixed_delay(
                            "schedule_with_fixed_delay");
 }
 
-// The periodic overloads that take the first deadline itself: it becomes
-// the task's first ideal deadline unchanged, so the schedule is
-// first + k * period exactly.
+// Every periodic task is built here from its first ideal deadline: the
+// duration overloads compute it from now, the time-point overloads pass it
+// unchanged, so the schedule is first + k * period exactly.
 template <class Rep, class Period, class F>
 scheduled_future<void> scheduled_thread_pool::schedule_periodic_from(detail::task_kind kind, time_point first,
                                                                      std::chrono::duration<Rep, Period> period,

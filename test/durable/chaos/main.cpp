@@ -11,7 +11,7 @@
 //
 //   durable_chaos [--seconds S] [--workers W] [--schedules N] [--period-ms P]
 //                 [--lease-ms L] [--seed X]
-#include "quiet_use_future.hpp"  // first: see there
+#include "../../support/quiet_use_future.hpp"  // first: see there
 
 #include "checker.hpp"
 #include "stall_proxy.hpp"

@@ -4,7 +4,7 @@
 // work executor with their fire id and fencing token, periodic schedules
 // keep to their grid without overlapping, failures are retried, cancelled
 // schedules stop, schedules survive the scheduler, leases lost stop handlers.
-#include "quiet_use_future.hpp"  // first: see there
+#include "../../support/quiet_use_future.hpp"  // first: see there
 
 #include <boost/test/unit_test.hpp>
 

@@ -139,6 +139,10 @@ class task_base : public index_node {
   /// waits it would have woken instead.
   void set_internal(bool v) noexcept { internal_ = v; }
   bool is_internal() const noexcept { return internal_; }
+  /// A calendar task (schedule_cron): its callable sets every next deadline
+  /// (set_periodic during its run), so the controls, which would re-base or
+  /// add runs behind its back, are no-ops returning false.
+  void set_calendar() noexcept { calendar_ = true; }
   /// Fire-and-forget work (execute): errors go to the owner's error handler.
   void set_reports_errors(bool v) noexcept { reports_errors_ = v; }
   bool reports_errors() const noexcept { return reports_errors_; }
@@ -186,7 +190,8 @@ class task_base : public index_node {
 
   // ---- control of a periodic schedule (scheduled_future<void>) -------------
   // Each returns true when it changed something, false (a no-op) for a
-  // one-shot or done task and as documented on scheduled_future<void>.
+  // one-shot, calendar or done task and as documented on
+  // scheduled_future<void>.
 
   /// Queued: taken out of the queue, now paused. Running (or taken by a
   /// worker): paused when the run ends. False when paused or pausing already.
@@ -282,6 +287,7 @@ class task_base : public index_node {
   task_kind kind_;
   bool reports_errors_ = false;
   bool internal_ = false;
+  bool calendar_ = false;
   bool continue_after_error_ = false;
   bool ends_schedule_ = false;
   missed_tick_policy missed_ticks_ = missed_tick_policy::burst;

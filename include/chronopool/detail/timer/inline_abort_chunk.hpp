@@ -1,20 +1,14 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Cancelled inline waits on their way to delivery, many to a block.
-//
-// A timer's inline wait (see timer_impl) must leave the timer object when it
-// is cancelled: the handler runs later, from the shard's abort batch, and by
-// then its owner may have destroyed or moved the timer. Moving each into a
-// block of its own made a mass cancel allocate once per wait (a million
-// timeouts cancelled at once: 58 -> 221 ns a cancel, mostly fresh pages).
-// Instead the handler moves into a record of a chunk, a block that stands in
-// the abort batch like one wait and holds many of them: consecutive aborts
-// share it, so the batch keeps cancel order and a mass cancel allocates once
-// per chunk. The records of a chunk are of one handler type (a mass
-// cancel's usually are): the operations are kept once, and a record is the
-// handler alone, one or two words. The canceller writes these records into
-// memory the delivering thread had last, a miss to the other core per line:
-// half the lines, half the misses.
+// Cancelled inline waits on their way to delivery, many to a block. A
+// cancelled inline wait (see timer_impl) must leave its timer object, whose
+// owner may destroy or move it before the abort batch is delivered: its
+// handler moves into a record of a chunk, a block that stands in the abort
+// batch like one wait and holds many, so a mass cancel allocates once per
+// chunk, not once per wait, and the batch keeps cancel order. A chunk's
+// records share one handler type, so a record is the handler alone (one or
+// two words), and fewer cache lines pass from the cancelling core to the
+// delivering one.
 #pragma once
 
 #include <chronopool/detail/timer/wait_op.hpp>

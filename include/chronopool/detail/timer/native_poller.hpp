@@ -1,39 +1,15 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The one poll of a timer service's shards in native mode.
-//
-// A shard whose next deadline is nearer than a kernel timer is worth (see
-// kernel_timer_cost.hpp, and the service's poll window) waits for it by
-// polling the clock from a function on the context instead of arming its
-// native timer. With one poll per shard, a context whose timers are spread
-// over several shards (one per thread that re-armed them) had each shard's
-// deadlines near only a fraction as often as the service's: the others fell
-// back to the native timer and its wake-up latency, although a thread was
-// polling anyway, and two polls could take both threads of a context.
-//
-// So the service has one poll, which serves every shard: each turn it reads
-// the shards' gates (the time each is armed for, published atomically),
-// completes the waits of those that are due, as their own wake-ups would,
-// and goes on while any gate is within its reach. A shard whose deadline is
-// near publishes its gate, then claims the poll; the poll, to stop, clears
-// its claim, then reads the gates once more (both sides sequentially
-// consistent): either it sees the new gate and goes on, or the shard sees
-// it stopped and starts another.
-//
-// A poll starts for a deadline nearer than the threshold: what sleeping on
-// the native timer instead would cost it, the arm (kernel_timer_cost.hpp)
-// plus the wake-up's latency, how late the context's reactor runs an expiry
-// (an interrupt, epoll, a switch back to the thread: tens of microseconds on
-// a VM), as the shards' own native wake-ups show it; or the poll window,
-// when that is more. A running poll reaches twice the threshold: where
-// deadlines come about a threshold apart (a periodic task every 10 us, on a
-// VM where an arm costs 10), a poll that stopped whenever one came a little
-// over the threshold away sent a fraction of them to the kernel, at random.
-// A shard whose deadline is within the reach of a running poll leaves it to
-// the poll rather than arming its native timer. Without the latency (the
-// arm's cost alone: a threshold of ~10 us and a reach of ~20 here), a VM
-// whose wake-ups come 20-50 us late served 100,000 random deadlines a
-// second with 12-28 % of them over 10 us late, against ~1 % with it.
+// The one poll of a timer service's shards in native mode. A shard whose
+// next deadline is nearer than sleeping on its native timer costs (the arm,
+// kernel_timer_cost.hpp, plus how late the context's reactor runs an
+// expiry, wakeup_latency.hpp), or than the poll window, leaves it to this
+// poll: a function on the context that reads every shard's gate (the time
+// it is armed for, published atomically) each turn, completes the due
+// shards' waits as their own wake-ups would, and goes on while any gate is
+// within its reach. One poll per service, not per shard, so that timers
+// spread over shards share the polling thread instead of each shard falling
+// back to the kernel timer's latency.
 #pragma once
 
 #include <chronopool/detail/time/saturating_time.hpp>
@@ -70,7 +46,11 @@ class native_poller {
   /// next turn at the latest, or by the poll a claim() then starts.
   bool running() const noexcept { return active_.load(std::memory_order_relaxed); }
   /// A shard has published a gate within threshold(): true when no poll
-  /// runs and the caller must queue one (it then counts as started).
+  /// runs and the caller must queue one (it then counts as started). The
+  /// shard publishes its gate, then claims; the poll, to stop, clears its
+  /// claim, then reads the gates once more (both sides sequentially
+  /// consistent): either the poll sees the new gate and goes on, or the
+  /// shard sees it stopped and starts another.
   bool claim() noexcept;
   /// The poll the caller claimed could not be queued (or re-queued).
   void unclaim() noexcept { active_.store(false, std::memory_order_seq_cst); }
@@ -93,10 +73,15 @@ class native_poller {
 
  private:
   /// What leaving a deadline to the native timer costs it: the arm, then
-  /// the wake-up's latency.
+  /// the wake-up's latency. The latency counts: on a virtual machine it is
+  /// the larger part, and a threshold of the arm alone would leave near
+  /// deadlines to wake-ups that come later than the poll serves them.
   duration sleep_cost() const noexcept;
   /// How far a running poll looks ahead: twice sleep_cost(), or the window
   /// when that is more (the native timer wakes a window early anyway).
+  /// Twice, so that deadlines coming about one threshold apart (a periodic
+  /// task as frequent as an arm is costly) stay with the poll instead of a
+  /// random share of them going to the kernel timer.
   duration reach() const noexcept;
   /// Some gate is at or before @p horizon.
   bool any_gate_by(time_point horizon) const noexcept;

@@ -1,19 +1,14 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // What a timer object holds: its state (timer_impl) and its executor, in as
-// few words as the executor allows. The counterpart of Asio's io_object_impl.
-//
-// Asio's timers keep an any_io_executor (56 bytes here: a small buffer for
-// the target plus two function tables) in every timer object. Almost every
-// timer is made from a context or its executor, whose whole state is the
-// context's address, and that context is the one whose timer_service the
-// timer's home shard belongs to. So for any_io_executor a context's own
-// executor (an io_context's or a scheduled_thread_pool's, without properties
-// preferred) is not stored at all: get_executor() rebuilds it from the home
-// shard's service. Anything else (a strand, an executor with a property
-// preferred, a context of another kind) is kept with the timer's state in a
-// box on the heap, and the object's own state word points at the box,
-// tagged. Other executor types are kept as they are, beside the state.
+// few words as the executor allows; the counterpart of Asio's
+// io_object_impl. For any_io_executor (a small buffer and two function
+// tables), a context's own executor (an io_context's or a
+// scheduled_thread_pool's, no property preferred), which is how almost every
+// timer is made, is not stored: get_executor() rebuilds it from the home
+// shard's service. Any other executor is boxed with the state on the heap,
+// the object's state word pointing at the box, tagged. Other executor types
+// are stored beside the state.
 #pragma once
 
 #include <chronopool/detail/timer/timer_shard.hpp>
@@ -40,7 +35,7 @@ inline constexpr moved_into_t moved_into{};
 /// The executor @p service's context gives out itself, for a timer that
 /// does not store it (the context is an io_context or a scheduled_thread_pool,
 /// known to the service from that timer's construction).
-inline boost::asio::any_io_executor plain_executor(const timer_service& service) {
+inline boost::asio::any_io_executor plain_executor(const timer_service_base& service) {
   if (boost::asio::io_context* io = service.own_io_context()) return io->get_executor();
   return service.own_pool()->get_executor();
 }
@@ -59,7 +54,7 @@ template <class Executor>
 class timer_object_impl {
  public:
   /// A new timer of @p service on @p ex.
-  timer_object_impl(const Executor& ex, timer_service& service) : ex_(ex) { service.construct(impl_); }
+  timer_object_impl(const Executor& ex, timer_service_base& service) : ex_(ex) { service.construct(impl_); }
   /// A timer on @p ex whose state move_timer() fills in next.
   timer_object_impl(const Executor& ex, moved_into_t) : ex_(ex) {}
   timer_object_impl(const timer_object_impl&) = delete;
@@ -101,7 +96,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   static_assert(alignof(boxed) > box_flags);
 
  public:
-  timer_object_impl(const executor& ex, timer_service& service) {
+  timer_object_impl(const executor& ex, timer_service_base& service) {
     if (is_plain(ex, service)) {
       service.construct(own_);
     } else {
@@ -141,7 +136,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   /// Takes @p ex as the executor, for a state that move_timer() fills in next
   /// (the old state must have no pending wait). Strong guarantee.
   void reset_moved_into(const executor& ex) {
-    timer_service& service = boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
+    timer_service_base& service = boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
     std::unique_ptr<boxed> b;
     if (!is_plain(ex, service)) b = std::make_unique<boxed>(ex);  // may throw: nothing changed yet
     delete box();
@@ -154,7 +149,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   /// (then it need not be stored); @p service is the one of @p ex's context.
   /// Only an executor equal to that one: one with a property preferred must
   /// come back from get_executor() with it.
-  static bool is_plain(const executor& ex, timer_service& service) {
+  static bool is_plain(const executor& ex, timer_service_base& service) {
     if (const auto* io_ex = ex.target<boost::asio::io_context::executor_type>()) {
       boost::asio::io_context& io = io_ex->context();
       if (!(*io_ex == io.get_executor())) return false;

@@ -1,62 +1,13 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // One lock's worth of a timer service: the waits of some of its timers in a
-// deadline index, the batch of cancelled waits waiting to be delivered, and
-// the wake-up that makes due waits fire.
-//
-// Who wakes the shard when its first wait comes due:
-// - native: one Asio steady_timer on the context's own reactor, armed at the
-//   index's wake time and re-armed only when that moves earlier; it fires on
-//   a thread of the context, which completes the due waits right there. A
-//   wake time nearer than arming the timer costs (measured) or than the poll
-//   window is polled for instead, by the service's one poll (native_poller),
-//   which serves every shard's due waits;
-// - pool: a small internal task in a scheduled_thread_pool's queue, due at
-//   the wake time and replaced by an earlier one when the wake time moves
-//   earlier; a pool worker runs it. When the context is the pool itself the
-//   worker completes the due waits. After use_pool(io, pool) the task is due
-//   a hand-off earlier (the time a function posted to the io_context takes
-//   to start, as measured): it posts a held collect, which waits the last
-//   stretch on the io_context, going back behind its other work until the
-//   deadline, and completes the due waits there. Handing the due waits
-//   over at the deadline made every one of them late by an io thread's
-//   wake-up.
-//
-// Cancelled waits are not completed inside the cancelling call (Asio's rule):
-// they join the shard's abort batch, and the first to join posts one
-// function to the context that later delivers the whole batch. A server that
-// re-arms a thousand timeouts per tick posts once, not a thousand times.
-//
-// Starting a wait without the lock: a wait whose deadline is at or after the
-// time the shard is already armed for is pushed onto the shard's inbox, a
-// lock-free stack, and its start is done: the starting thread touches
-// neither the lock, nor the index, nor the wake-up that the context's
-// threads are busy with. Whoever holds the lock next moves the inbox into
-// the index (and links each wait to its timer) before it looks at waits:
-// every locked section that reads the index or a timer's waits drains it
-// first, and the armed wake-up, due no later than the wait, drains it at
-// the latest. The shard publishes the armed time (the gate) after every
-// change and drains after publishing; a starting thread pushes, then reads
-// the gate again: either that drain sees the wait or the thread sees the
-// new gate and takes the lock itself (both sides sequentially consistent).
-// When nothing locks the shard for a while (waits armed far ahead and
-// nothing firing), every 8th push tries the lock and drains, so that no
-// later locked section (a fire among them) inherits more than a short drain.
-// When the lock stays busy (its holder preempted) and the inbox passes 256,
-// the starting thread stops and yields until it can drain them itself.
-//
-// A timer may be used from several threads at once, so a wait is linked to
-// its timer only under the lock. Until then a bit in the timer's home word
-// (timer_impl::start_pending), claimed by the start, stands for it: the
-// timer keeps its home, a second unlocked start of it takes the lock, its
-// idle check (cancel() of a timer without waits) looks further, and a new
-// expiry waits the few instructions until the claimed wait is in the inbox
-// so that it can cancel it.
-//
-// Work: while the shard holds any wait (queued, batched or being handed
-// on), it holds one tracked copy of the context's executor, so run() does not
-// return and a shut-down pool does not terminate; a routed wait holds its
-// own executors' work besides.
+// deadline index, the inbox of waits started without the lock, the batch of
+// cancelled waits to be delivered (one function posted per batch, never a
+// completion inside the cancelling call), and the wake-up that makes due
+// waits fire: a native Asio timer or the service's poll on the context, or
+// a task in a scheduled_thread_pool's queue. While the shard holds any wait
+// it holds one tracked copy of the context's executor, so run() does not
+// return and a shut-down pool does not terminate.
 #pragma once
 
 #include <chronopool/detail/sync/adaptive_mutex.hpp>
@@ -77,20 +28,17 @@
 #include <mutex>
 #include <optional>
 
-namespace chronopool {
-class timer_service;
-}  // namespace chronopool
-
 namespace chronopool::detail {
 
 namespace testing {
 /// When set, a posted delivery calls it on its thread just before it claims
-/// its waits: a test stalls a thread there, as a scheduler that preempts it
+/// its waits: a test stalls a thread there, as the kernel preempting it
 /// at that moment would. One relaxed load per delivered chunk otherwise.
 inline std::atomic<void (*)()> before_claim{nullptr};
 }  // namespace testing
 
 class pool_core;
+class timer_service_base;
 class inline_abort_chunk;
 class shard_wakeup;
 struct native_wakeup;
@@ -103,7 +51,7 @@ using wait_list = intrusive_list<wait_op_base, wait_op_base::list_link>;
 
 class timer_shard : public std::enable_shared_from_this<timer_shard> {
  public:
-  timer_shard(timer_service& service, native_poller& poller);
+  timer_shard(timer_service_base& service, native_poller& poller);
   ~timer_shard();
   timer_shard(const timer_shard&) = delete;
   timer_shard& operator=(const timer_shard&) = delete;
@@ -117,7 +65,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool driven_by_pool() const;
   /// The service this shard belongs to: a timer object finds its service
   /// through its home shard instead of keeping a pointer of its own.
-  timer_service& service() const noexcept { return service_; }
+  timer_service_base& service() const noexcept { return service_; }
 
   enum class start_result : std::uint8_t {
     started,
@@ -215,8 +163,19 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Locks @p t's home shard (it may move until then) into @p lock.
   static timer_shard& lock_home(timer_impl& t, std::unique_lock<adaptive_mutex>& lock);
 
-  /// start() without the lock (see the file comment); false when the wait
-  /// does not qualify and must start under the lock.
+  /// start() without the lock; false when the wait does not qualify and
+  /// must start under the lock. A wait due at or after the time the shard
+  /// is armed for (the gate) is pushed onto the inbox, a lock-free stack;
+  /// whoever locks the shard next drains the inbox into the index before it
+  /// looks at waits, and the armed wake-up, due no later, drains it at the
+  /// latest. The shard publishes the gate after every change and drains
+  /// after publishing; the starting thread pushes, then reads the gate
+  /// again (both sides sequentially consistent): either that drain sees the
+  /// wait or the thread sees the new gate and takes the lock itself. Every
+  /// 8th push tries the lock and drains, so no locked section inherits a
+  /// long drain; past 256 waits with the lock busy the thread yields until
+  /// it can drain. Until the wait is linked, the timer's start_pending bit
+  /// stands for it (see timer_impl).
   bool try_start_unlocked(wait_node& op, timer_impl* timer) noexcept;
   /// Takes the inbox in and re-arms under @p lock (held), then runs what
   /// that leaves for after the unlock: the unlocked start's way of seeing to
@@ -366,7 +325,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// Delivers waits settled by settle_here_locked() on this thread.
   void deliver_settled(wait_list fired);
 
-  timer_service& service_;
+  timer_service_base& service_;
   native_poller& poller_;
 
   mutable adaptive_mutex mutex_;  // guards everything below

@@ -1,13 +1,12 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // How late a sleeping thread is woken after the time it asked for: the
-// interrupt, the scheduler, the switch back (and for an io_context's native
-// timer, its reactor). Tens of microseconds on the VMs chronopool is
-// measured on, a few on bare metal. A thread that sleeps for a deadline
-// nearer than that latency plus what arming the sleep costs runs later than
-// one that waits on the CPU, so both of chronopool's waiters (a timer
-// service's poll, a pool's leader) weigh it when they choose, as their own
-// timed sleeps have shown it.
+// interrupt, the kernel's scheduler, the switch back (and for an
+// io_context's native timer, its reactor); tens of microseconds on virtual
+// machines. A thread that sleeps for a deadline nearer than that latency
+// plus what arming the sleep costs runs later than one that waits on the
+// CPU, so chronopool's waiters (a timer service's poll, a pool's leader)
+// weigh it, as their own timed sleeps show it.
 #pragma once
 
 #include <chronopool/detail/time/saturating_time.hpp>

@@ -3,7 +3,7 @@
 // <boost/asio/use_future.hpp>, included with GCC 12's false
 // -Wmaybe-uninitialized (async_completion inside async_initiate, seen with
 // -fsanitize=address) silenced for that header only. Include it before any
-// other Asio header, as test/unit/timer/dropin_test.cpp does.
+// other Asio header.
 #pragma once
 
 #if defined(__GNUC__) && !defined(__clang__)

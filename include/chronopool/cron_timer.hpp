@@ -1,0 +1,157 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+/// \file
+/// chronopool::cron_timer — calendar ticks for coroutines.
+#pragma once
+
+#include <chronopool/basic_scheduled_timer.hpp>
+#include <chronopool/cron_fire.hpp>
+#include <chronopool/cron_schedule.hpp>
+#include <chronopool/detail/calendar/cron_run.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/compose.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/wait_traits.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace chronopool {
+
+/// Ticks at the instants of a cron_schedule: `co_await t.async_tick(use_awaitable)`
+/// completes at each one, and last_tick() then tells which instant it was.
+///
+/// The next instant is chosen when async_tick is called, that is when the
+/// loop body of the previous tick has ended, so ticks never overlap the
+/// body. When instants have passed by then, the cron_misfire given at
+/// construction decides how many of them still tick, at once (once, by
+/// default). The first tick is the first instant after construction.
+///
+/// Wall clock: the instant becomes a steady deadline when its wait starts
+/// (steady now + (instant − system now)); a tick never completes before its
+/// instant by the system clock (after a backward step the wait is re-armed
+/// when it ends), but a forward step during the wait is not followed: the
+/// tick comes late by the step. One tick wait at a time: a new async_tick cancels
+/// a pending one.
+template <class Executor = boost::asio::any_io_executor>
+class basic_cron_timer {
+ public:
+  using executor_type = Executor;                          ///< the executor tick handlers default to
+  using clock_type = std::chrono::system_clock;            ///< the clock of the instants
+  using time_point = clock_type::time_point;               ///< an instant of the schedule
+
+  /// Ticks at the instants of @p schedule after now. Throws
+  /// std::invalid_argument when it names none that time_point can hold.
+  basic_cron_timer(const executor_type& ex, cron_schedule schedule, cron_misfire misfire = {})
+      : timer_(ex), cursor_(std::move(schedule), misfire) {
+    if (!cursor_.start(clock_type::now()))
+      throw std::invalid_argument("chronopool: cron_timer: the schedule names no instant ahead");
+  }
+  /// As the constructor above, on @p ctx's executor.
+  template <class ExecutionContext>
+    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+  basic_cron_timer(ExecutionContext& ctx, cron_schedule schedule, cron_misfire misfire = {})
+      : basic_cron_timer(executor_type(ctx.get_executor()), std::move(schedule), misfire) {}
+
+  /// The executor of the timer's waits, the default for tick handlers.
+  executor_type get_executor() noexcept { return timer_.get_executor(); }
+  /// The schedule ticked.
+  const cron_schedule& schedule() const noexcept { return cursor_.schedule(); }
+
+  /// The instant the next tick is for, if async_tick were called now (after
+  /// a completed tick, the misfire rule is applied at this moment). After a
+  /// tick has completed it may lie in the past: that tick then completes
+  /// at once. time_point::max() when the schedule has no instant left.
+  time_point next_tick() const {
+    if (!consumed_) return cursor_.current();
+    const std::optional<time_point> next = cursor_.peek(clock_type::now());
+    return next ? *next : time_point::max();
+  }
+
+  /// The instant of the last tick that completed successfully; empty before
+  /// the first.
+  std::optional<time_point> last_tick() const noexcept { return last_; }
+
+  /// Cancels a pending tick wait (operation_aborted); the tick is not
+  /// consumed.
+  std::size_t cancel() { return timer_.cancel(); }
+
+  /// Waits for the next tick.
+  ///
+  /// @par Completion Signature
+  /// @code void(boost::system::error_code) @endcode
+  /// boost::asio::error::operation_aborted when cancelled;
+  /// boost::asio::error::eof when the schedule names no instant left (an
+  /// instant past what system_clock::time_point holds).
+  ///
+  /// @par Per-Operation Cancellation
+  /// terminal, partial and total cancellation abort the wait; the tick is
+  /// not consumed.
+  template <class TickToken = boost::asio::default_completion_token_t<executor_type>>
+  auto async_tick(TickToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+    return boost::asio::async_compose<TickToken, void(boost::system::error_code)>(tick_op{this, 0}, token, timer_);
+  }
+
+ private:
+  struct tick_op {
+    basic_cron_timer* self;
+    int state;  // 0: not started, 1: waiting, 2: completing eof
+
+    template <class Self>
+    void operator()(Self& op, boost::system::error_code ec = {}) {
+      if (state == 0) {
+        op.reset_cancellation_state(boost::asio::enable_total_cancellation());
+        if (self->consumed_) {
+          if (!self->cursor_.advance(clock_type::now())) {
+            // Never complete inside the initiating call: post the eof.
+            state = 2;
+            boost::asio::post(self->timer_.get_executor(), std::move(op));
+            return;
+          }
+          self->consumed_ = false;
+        }
+        state = 1;
+        self->wait(std::move(op));
+        return;
+      }
+      if (state == 2) {
+        op.complete(boost::asio::error::eof);
+        return;
+      }
+      if (!ec && clock_type::now() < self->cursor_.current()) {
+        // The system clock was stepped back during the wait: wait for the instant on it.
+        self->wait(std::move(op));
+        return;
+      }
+      if (!ec) {
+        self->last_ = self->cursor_.current();
+        self->consumed_ = true;
+      }
+      op.complete(ec);
+    }
+  };
+
+  template <class Op>
+  void wait(Op&& op) {
+    timer_.expires_at(detail::steady_deadline_for(cursor_.current()));
+    timer_.async_wait(std::forward<Op>(op));
+  }
+
+  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
+  detail::cron_cursor cursor_;
+  std::optional<time_point> last_;
+  bool consumed_ = false;  // the tick for cursor_.current() has completed
+};
+
+/// A calendar timer on any I/O executor (boost::asio::any_io_executor).
+using cron_timer = basic_cron_timer<>;
+
+}  // namespace chronopool

@@ -1,0 +1,99 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// timer_service_base's out-of-line members: the shards it makes, who drives
+// them (the context's own threads or a pool), and the diagnostics summed
+// over the shards.
+#include <chronopool/detail/timer/timer_service_base.hpp>
+#include <chronopool/scheduled_thread_pool.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace chronopool::detail {
+
+namespace {
+
+// One shard per core, so threads that each run their own timers rarely
+// share a lock; more than 16 would only spread a context's waits thinner.
+std::size_t shard_count() noexcept {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return std::clamp<std::size_t>(cores, 1, 16);
+}
+
+/// A diagnostic of the whole service: @p of summed over its shards (each under its own lock).
+template <class R>
+R sum_over(const std::vector<std::shared_ptr<timer_shard>>& shards, R (timer_shard::*of)() const) {
+  R n = 0;
+  for (const auto& shard : shards) n += (*shard.*of)();
+  return n;
+}
+
+}  // namespace
+
+timer_service_base::timer_service_base(boost::asio::execution_context& ctx)
+    : boost::asio::execution_context::service(ctx), context_(ctx) {
+  shards_.reserve(shard_count());
+  for (std::size_t i = shard_count(); i > 0; --i) shards_.push_back(std::make_shared<timer_shard>(*this, poller_));
+  poller_.attach(shards_);
+}
+
+timer_service_base::~timer_service_base() = default;
+
+void timer_service_base::route_to_pool(scheduled_thread_pool& pool, std::shared_ptr<pool_core> core) {
+  if (pool_set_.exchange(true))
+    throw std::logic_error("chronopool::use_pool: this context's timers already use a pool");
+  if (any_timer_.load()) {
+    pool_set_.store(false);
+    throw std::logic_error("chronopool::use_pool: call it before the first timer of the context exists");
+  }
+  const bool context_is_pool = &context_ == static_cast<boost::asio::execution_context*>(&pool);
+  for (const auto& shard : shards_) {
+    if (context_is_pool) shard->set_context_executor(pool.get_executor());
+    shard->use_pool(core, context_is_pool);
+  }
+  if (context_is_pool) {
+    own_pool_ = &pool;  // from the pool's constructor, before any timer of it exists
+    context_known_.store(true);
+  }
+}
+
+void timer_service_base::set_window(std::chrono::nanoseconds window) {
+  if (window < std::chrono::nanoseconds::zero() || window > std::chrono::milliseconds(1))
+    throw std::invalid_argument("chronopool::set_poll_window: the window must be between 0 and 1 ms");
+  poller_.set_window(window);
+}
+
+std::size_t timer_service_base::pending() const { return sum_over(shards_, &timer_shard::pending); }
+
+std::uint64_t timer_service_base::poll_starts() const noexcept { return poller_.starts(); }
+
+std::chrono::nanoseconds timer_service_base::native_wakeup_latency() const noexcept {
+  return poller_.wakeup_latency();
+}
+
+std::uint64_t timer_service_base::unlocked_starts() const { return sum_over(shards_, &timer_shard::unlocked_starts); }
+
+std::size_t timer_service_base::index_bytes() const { return sum_over(shards_, &timer_shard::index_bytes); }
+
+void timer_service_base::wait(implementation_type& impl, boost::system::error_code& ec) {
+  for (;;) {
+    const time_point t = expiry(impl);
+    if (clock::now() >= t) break;
+    std::this_thread::sleep_until(t);
+  }
+  ec = {};
+}
+
+void timer_service_base::learn_executor(const boost::asio::any_io_executor& ex) {
+  for (const auto& shard : shards_) shard->set_context_executor(ex);  // the first one wins
+  context_known_.store(true, std::memory_order_release);
+}
+
+void timer_service_base::shutdown() {
+  for (const auto& shard : shards_) shard->shutdown();
+}
+
+}  // namespace chronopool::detail

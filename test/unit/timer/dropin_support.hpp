@@ -1,0 +1,79 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// What the drop-in suites share: the timer types they run against (Asio's
+// and chronopool's), bounded runs, and a recorder for one handler's outcome.
+// Every test of the suites is written against Asio's timer API alone and runs
+// unchanged for each type, so Asio's behaviour is the reference for chronopool's.
+#pragma once
+
+#include "../../support/quiet_use_future.hpp"  // first: see there
+
+#include <chronopool/steady_timer.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/mpl/list.hpp>
+#include <boost/system/system_error.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <exception>
+#include <future>
+#include <optional>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+using timer_types = boost::mpl::list<asio::steady_timer, chronopool::steady_timer>;
+
+/// Generous bound for anything that must happen (CI: 2 cores, sanitizers).
+constexpr auto long_wait = 10s;
+/// A wait that must not complete during a test.
+constexpr auto far_away = 1h;
+
+/// io.run(), bounded: a broken timer fails the test instead of hanging it.
+/// Returns whether run ended because the context ran out of work.
+inline bool run_bounded(asio::io_context& io) {
+  io.run_for(long_wait);
+  return io.stopped();
+}
+
+/// What one completion handler saw.
+struct outcome {
+  int calls = 0;
+  error_code ec;
+  steady::time_point at{};
+
+  auto handler() {
+    return [this](const error_code& e) {
+      ++calls;
+      ec = e;
+      at = steady::now();
+    };
+  }
+};
+
+/// A co_spawn completion token that rethrows the coroutine's exception out of run().
+inline constexpr auto rethrow = [](const std::exception_ptr& e) {
+  if (e) std::rethrow_exception(e);
+};
+
+}  // namespace
