@@ -13,6 +13,7 @@
 #include <chronopool/cron_schedule.hpp>
 #include <chronopool/cron_timer.hpp>
 #include <chronopool/errors.hpp>
+#include <chronopool/log.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_options.hpp>

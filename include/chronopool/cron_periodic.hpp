@@ -54,7 +54,7 @@ class cron_state final : public executor_schedule<cron_state<Executor, Handler>,
   void on_tick(const boost::system::error_code& ec, std::uint64_t /*generation*/) {
     if (ec || !this->active()) return;
     const sys_time instant = cursor_.current();
-    if (std::chrono::system_clock::now() < instant) {
+    if (detail::system_now() < instant) {
       arm();  // the system clock was stepped back since arm(): wait for the instant on it
       return;
     }
@@ -66,7 +66,7 @@ class cron_state final : public executor_schedule<cron_state<Executor, Handler>,
       error = std::current_exception();
     }
     if (!this->end_run(stop, std::move(error), options_)) return;
-    if (!cursor_.advance(std::chrono::system_clock::now())) {
+    if (!cursor_.advance(detail::system_now())) {
       this->stopped_.store(true);  // no instant left that system_clock can hold
       return;
     }
@@ -109,7 +109,7 @@ periodic_handle schedule_cron(const Executor& ex, const cron_schedule& schedule,
   detail::validate_cron_options(options, where);
   detail::check_not_empty(handler, where);
   detail::cron_cursor cursor(schedule, misfire);
-  if (!cursor.start(std::chrono::system_clock::now()))
+  if (!cursor.start(detail::system_now()))
     throw std::invalid_argument("chronopool: schedule_cron: the schedule names no instant ahead");
   auto state = std::make_shared<detail::cron_state<Executor, handler_type>>(ex, std::forward<Handler>(handler),
                                                                            std::move(cursor), std::move(options));

@@ -52,8 +52,10 @@ struct periodic_options {
   bool continue_after_error = false;
 
   /// Periodic handlers on executors only: where their exceptions go (never
-  /// out of the executor's run(); see continue_after_error). Empty: one line
-  /// on stderr, as a pool's default error handler writes. A pool's periodic
+  /// out of the executor's run(); see continue_after_error). Empty: an error
+  /// log_record (component "periodic", event "handler_failed") to the
+  /// process-wide handler (chronopool::set_log_handler; by default one line
+  /// on stderr). A pool's periodic
   /// tasks report to the pool's error_handler: setting this one for them
   /// throws std::invalid_argument.
   std::function<void(std::exception_ptr)> error_handler{};

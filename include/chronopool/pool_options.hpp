@@ -4,6 +4,7 @@
 /// Construction options of a scheduled_thread_pool.
 #pragma once
 
+#include <chronopool/log.hpp>
 #include <chronopool/pool_thread.hpp>
 #include <chronopool/rejected_task.hpp>
 #include <chronopool/rejection_policy.hpp>
@@ -125,8 +126,13 @@ struct scheduled_thread_pool_options {
   /// executor functions, from periodic runs with continue_after_error, and
   /// from the other hooks. @p task is null when the error does not come from
   /// a queued task (a function the executor ran inline, or a thread or
-  /// terminated hook). Default: print one line to stderr.
+  /// terminated hook). Default (empty): an error log_record (event
+  /// "task_failed", "function_failed", "hook_failed" or
+  /// "thread_start_failed") to log_handler.
   std::function<void(std::exception_ptr error, const task_view* task)> error_handler;
+  /// Where the pool's log records go; empty: the process-wide handler
+  /// (chronopool::set_log_handler; by default one line on stderr).
+  chronopool::log_handler log_handler{};
   /// Called on each new pool thread before it takes work.
   std::function<void(std::size_t thread_index)> on_thread_start;
   /// Called on each pool thread as it exits, after its last task.

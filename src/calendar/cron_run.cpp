@@ -35,18 +35,6 @@ std::optional<sys_time> cron_cursor::advance(sys_time now) {
 
 std::optional<sys_time> cron_cursor::peek(sys_time now) const { return decide(now).instant; }
 
-time_point steady_deadline_for(sys_time instant) noexcept {
-  // Both now() calls are adjacent; their skew (nanoseconds) is far below a
-  // cron schedule's one-second resolution. NTP slews both clocks alike, so
-  // only a step of the system clock moves the instant against the deadline;
-  // a wake-up it makes early by the system clock is re-armed by its runner.
-  const time_point steady_now = clock::now();
-  const sys_time system_now = std::chrono::system_clock::now();
-  const duration until = saturating_sub(
-      saturating_duration(instant.time_since_epoch()), saturating_duration(system_now.time_since_epoch()));
-  return deadline_after(steady_now, until);
-}
-
 void validate_cron_options(const periodic_options& options, const char* where) {
   if (options.jitter != 0.0)
     throw std::invalid_argument(std::string("chronopool: ") + where +

@@ -91,7 +91,7 @@ void pool_core::run_worker(worker& w) {
     try {
       options_.on_thread_start(w.index);
     } catch (...) {
-      report_untied_error(std::current_exception(), "the on_thread_start hook");
+      report_untied_error(std::current_exception(), "the on_thread_start hook", "hook_failed");
     }
   }
   for (;;) {
@@ -111,7 +111,7 @@ void pool_core::run_worker(worker& w) {
     try {
       options_.on_thread_stop(w.index);
     } catch (...) {
-      report_untied_error(std::current_exception(), "the on_thread_stop hook");
+      report_untied_error(std::current_exception(), "the on_thread_stop hook", "hook_failed");
     }
   }
   {
@@ -177,7 +177,7 @@ void pool_core::run_function(queued_function& f) noexcept {
   try {
     f.run();
   } catch (...) {
-    report_untied_error(std::current_exception(), "a function posted to the pool");
+    report_untied_error(std::current_exception(), "a function posted to the pool", "function_failed");
   }
   completed_.fetch_add(1, std::memory_order_relaxed);
 }

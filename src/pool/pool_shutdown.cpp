@@ -96,7 +96,7 @@ void pool_core::try_terminate() {
     try {
       options_.terminated();
     } catch (...) {
-      report_untied_error(std::current_exception(), "the terminated hook");
+      report_untied_error(std::current_exception(), "the terminated hook", "hook_failed");
     }
   }
   pool_wait_op* terminated_waits = nullptr;

@@ -89,7 +89,7 @@ void pool_core::submit_function(queued_function* f) {
       f->destroy();
       throw;
     }
-    report_untied_error(std::current_exception(), "starting a pool thread");
+    report_untied_error(std::current_exception(), "starting a pool thread", "thread_start_failed");
   }
   // Accepted just as the last thread left after shutdown(): nobody will run it.
   if (live_.load() == 0 && state_.load() >= run_state::tidying && queue_.withdraw_function(f)) {

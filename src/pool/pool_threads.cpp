@@ -51,7 +51,7 @@ void pool_core::ensure_thread_for(task_base& t) {
     // a queue nobody serves: take it back out and let the caller see the
     // error. Otherwise a running thread will take it; report the failure.
     if (live_.load() == 0 && queue_.remove(t)) throw;
-    report_untied_error(std::current_exception(), "starting a pool thread");
+    report_untied_error(std::current_exception(), "starting a pool thread", "thread_start_failed");
   }
 }
 
@@ -77,7 +77,7 @@ bool pool_core::add_worker(std::size_t limit) {
     largest_ = std::max(largest_, live);
   }
   // Not under mutex_: the error handler may call the pool.
-  if (late_failure) report_untied_error(late_failure, "the thread factory");
+  if (late_failure) report_untied_error(late_failure, "the thread factory", "thread_start_failed");
   return true;
 }
 

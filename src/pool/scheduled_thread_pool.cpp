@@ -43,7 +43,7 @@ void scheduled_thread_pool::submit_function(detail::queued_function* f) { core_-
 void scheduled_thread_pool::work_started() noexcept { core_->work_started(); }
 void scheduled_thread_pool::work_finished() noexcept { core_->work_finished(); }
 void scheduled_thread_pool::report_executor_error(std::exception_ptr e) noexcept {
-  core_->report_untied_error(std::move(e), "a function run by the executor");
+  core_->report_untied_error(std::move(e), "a function run by the executor", "function_failed");
 }
 
 void scheduled_thread_pool::check_periodic(duration period, const periodic_options& options, const char* where) {

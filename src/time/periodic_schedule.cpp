@@ -2,7 +2,9 @@
 // SPDX-License-Identifier: BSL-1.0
 #include <chronopool/detail/time/periodic_schedule.hpp>
 
+#include <chronopool/detail/support/emit_log.hpp>
 #include <chronopool/detail/support/exception_text.hpp>
+#include <chronopool/log.hpp>
 
 #include <fmt/core.h>
 
@@ -53,7 +55,8 @@ void report_periodic_error(const std::function<void(std::exception_ptr)>& handle
     if (handler) {
       handler(std::move(error));
     } else {
-      fmt::print(stderr, "chronopool: a periodic handler threw: {}\n", exception_text(error));
+      const std::string message = "a periodic handler threw: " + exception_text(error);
+      emit_log({log_severity::error, "periodic", "handler_failed", message, error, {}});
     }
   } catch (...) {
   }

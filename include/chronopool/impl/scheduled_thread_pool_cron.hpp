@@ -45,7 +45,7 @@ class pool_cron_run {
     // instant by the system clock means the clock was stepped back since
     // the deadline was armed: wait for the instant on it, without a user run.
     const bool by_hand = s.task->owner() == nullptr;
-    if (!by_hand && std::chrono::system_clock::now() < instant) {
+    if (!by_hand && detail::system_now() < instant) {
       arm(s, instant);
       return;
     }
@@ -57,7 +57,7 @@ class pool_cron_run {
       error = std::current_exception();
     }
     if (!stop && (!error || s.options.continue_after_error)) {
-      if (const std::optional<sys_time> next = s.cursor.advance(std::chrono::system_clock::now())) {
+      if (const std::optional<sys_time> next = s.cursor.advance(detail::system_now())) {
         arm(s, *next);
       } else {
         stop = true;  // no instant left that system_clock can hold
@@ -99,7 +99,7 @@ scheduled_future<void> scheduled_thread_pool::schedule_cron(const cron_schedule&
   using run = detail::pool_cron_run<fn_type>;
   auto st = std::make_unique<typename run::state>(
       typename run::state{detail::cron_cursor(schedule, misfire), std::move(options), nullptr});
-  if (!st->cursor.start(std::chrono::system_clock::now()))
+  if (!st->cursor.start(detail::system_now()))
     throw std::invalid_argument("chronopool: schedule_cron: the schedule names no instant ahead");
   typename run::state* const raw = st.get();
   detail::task_ptr t = detail::make_task(detail::task_kind::fixed_delay, run(std::forward<F>(f), std::move(st)));

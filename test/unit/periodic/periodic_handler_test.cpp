@@ -2,6 +2,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // Periodic handlers on executors (chronopool::schedule_at_fixed_rate /
 // schedule_with_fixed_delay with an executor) and periodic_timer.
+#include "../../support/stderr_capture.hpp"
+
+#include <chronopool/log.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_timer.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -24,7 +27,6 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -196,26 +198,33 @@ BOOST_AUTO_TEST_CASE(continue_after_error_keeps_the_schedule) {
 }
 
 BOOST_AUTO_TEST_CASE(the_default_error_handler_writes_one_line_to_stderr) {
-  std::FILE* capture = std::tmpfile();
-  BOOST_REQUIRE(capture != nullptr);
-  std::fflush(stderr);
-  const int saved = ::dup(2);
-  BOOST_REQUIRE(saved >= 0);
-  ::dup2(::fileno(capture), 2);
+  test_support::stderr_capture capture;
   {
     asio::io_context io;
     auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 5ms,
                                                 [] { throw std::runtime_error("tick failed"); });
     io.run();
   }
-  std::fflush(stderr);
-  ::dup2(saved, 2);
-  ::close(saved);
-  std::rewind(capture);
-  std::string text;
-  for (int c; (c = std::fgetc(capture)) != EOF;) text.push_back(static_cast<char>(c));
-  std::fclose(capture);
-  BOOST_TEST(text == "chronopool: a periodic handler threw: tick failed\n");
+  BOOST_TEST(capture.text() == "chronopool periodic error: a periodic handler threw: tick failed\n");
+}
+
+BOOST_AUTO_TEST_CASE(without_an_error_handler_the_error_is_logged_to_the_process_handler) {
+  std::vector<std::string> events;
+  std::exception_ptr error;
+  chronopool::set_log_handler([&](const chronopool::log_record& r) {
+    events.push_back(std::string(r.component) + "/" + std::string(r.event) + "/" +
+                     std::string(chronopool::to_string(r.severity)));
+    error = r.error;
+  });
+  {
+    asio::io_context io;
+    auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 5ms,
+                                                [] { throw std::runtime_error("tick failed"); });
+    io.run();
+  }
+  chronopool::set_log_handler({});
+  BOOST_TEST(events == std::vector<std::string>{"periodic/handler_failed/error"});
+  BOOST_CHECK_THROW(std::rethrow_exception(error), std::runtime_error);
 }
 
 BOOST_AUTO_TEST_CASE(a_handler_that_returns_stop_ends_its_schedule) {

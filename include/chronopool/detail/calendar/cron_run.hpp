@@ -7,6 +7,7 @@
 
 #include <chronopool/cron_fire.hpp>
 #include <chronopool/cron_schedule.hpp>
+#include <chronopool/detail/time/clock_steps.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/periodic_options.hpp>
 
@@ -17,8 +18,6 @@
 #include <utility>
 
 namespace chronopool::detail {
-
-using sys_time = std::chrono::system_clock::time_point;
 
 /// Where a running calendar schedule stands: the instant of the current (or
 /// next) run, and what is left of the misfire budget. Not synchronised: one
@@ -59,13 +58,6 @@ class cron_cursor {
   std::size_t budget_;
   sys_time current_{};
 };
-
-/// The steady deadline that stands for the system_clock instant @p instant,
-/// measured now: steady_now + (instant − system_now). Computed when a run is
-/// armed, so a later step of the system clock moves nothing already armed
-/// (the runners re-arm a wake-up that comes before the instant by the system
-/// clock, which a backward step causes).
-time_point steady_deadline_for(sys_time instant) noexcept;
 
 /// Throws std::invalid_argument naming @p where unless @p options fit a
 /// calendar schedule: jitter and leeway are fractions and slots of a fixed

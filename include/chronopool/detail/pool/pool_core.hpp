@@ -118,8 +118,9 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// shutdown_now(), close()): none may outlive the pool.
   void cancel_parked() noexcept;
   void report_error(std::exception_ptr error, const task_base& t) noexcept override;
-  /// Reports an error not tied to a queued task (@p source names where it came from).
-  void report_untied_error(std::exception_ptr error, const char* source) noexcept;
+  /// Reports an error not tied to a queued task: @p source names where it
+  /// came from, @p event is the log record's event name.
+  void report_untied_error(std::exception_ptr error, const char* source, const char* event) noexcept;
 
  private:
   struct worker {

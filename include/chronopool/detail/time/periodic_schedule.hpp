@@ -39,7 +39,8 @@ void validate_periodic_end(time_point first, const periodic_options& options);
 void validate_leeway(duration period, duration leeway, const char* where);
 
 /// Hands @p error, thrown by a periodic handler on an executor, to
-/// @p handler, or writes one line to stderr when it is empty. An exception
+/// @p handler, or, when it is empty, logs it (component "periodic", event
+/// "handler_failed") to the process-wide log handler. An exception
 /// from the handler itself is dropped: it has nowhere left to go.
 void report_periodic_error(const std::function<void(std::exception_ptr)>& handler, std::exception_ptr error) noexcept;
 
