@@ -47,16 +47,17 @@ std::mutex& control_mutex_for(const void* p) noexcept {
 
 void task_base::set_periodic(duration period, time_point first, const periodic_options& opts) {
   validate_periodic_end(first, opts);
-  has_until_ = opts.until.has_value();
-  if (has_until_) until_ = *opts.until;
-  max_runs_ = opts.max_runs.value_or(0);
-  period_.store(period, std::memory_order_relaxed);
-  ideal_ = first;
-  continue_after_error_ = opts.continue_after_error;
-  missed_ticks_ = opts.missed_ticks;
-  jitter_ = opts.jitter;
-  leeway_ = opts.leeway;
-  set_deadline(run_deadline(first, period, jitter_, leeway_));
+  periodic_task_state& p = *periodic_;
+  p.has_until = opts.until.has_value();
+  if (p.has_until) p.until = *opts.until;
+  p.max_runs = opts.max_runs.value_or(0);
+  p.period.store(period, std::memory_order_relaxed);
+  p.ideal = first;
+  p.continue_after_error = opts.continue_after_error;
+  p.missed_ticks = opts.missed_ticks;
+  p.jitter = opts.jitter;
+  p.leeway = opts.leeway;
+  set_deadline(run_deadline(first, period, p.jitter, p.leeway));
 }
 
 bool task_base::try_start() noexcept {
@@ -88,25 +89,25 @@ bool task_base::complete(task_status final_status, std::exception_ptr error) noe
   return won;
 }
 
-time_point task_base::next_deadline(time_point started, time_point finished) noexcept {
-  duration period = period_.load(std::memory_order_relaxed);
-  if (has_rebase_) {
+time_point task_base::next_deadline(periodic_task_state& p, time_point started, time_point finished) noexcept {
+  duration period = p.period.load(std::memory_order_relaxed);
+  if (p.has_rebase) {
     // reschedule during the run: the grid starts again from the new instant.
-    has_rebase_ = false;
-    if (rebase_period_ > duration::zero()) period_.store(period = rebase_period_, std::memory_order_relaxed);
-    ideal_ = rebase_next_;
+    p.has_rebase = false;
+    if (p.rebase_period > duration::zero()) p.period.store(period = p.rebase_period, std::memory_order_relaxed);
+    p.ideal = p.rebase_next;
   } else if (kind_ == task_kind::fixed_delay) {
-    ideal_ = saturating_add(finished, period);
-  } else if (!extra_run_) {
-    ideal_ = next_fixed_rate_instant(ideal_, period, started, missed_ticks_);
+    p.ideal = saturating_add(finished, period);
+  } else if (!p.extra_run) {
+    p.ideal = next_fixed_rate_instant(p.ideal, period, started, p.missed_ticks);
   }
-  // An extra run (trigger_now) leaves a fixed-rate grid where it was: ideal_
+  // An extra run (trigger_now) leaves a fixed-rate grid where it was: p.ideal
   // is still the instant of the next scheduled run.
-  extra_run_ = false;
-  time_point d = run_deadline(ideal_, period, jitter_, leeway_);
-  if (trigger_requested_) {
-    trigger_requested_ = false;
-    extra_run_ = true;
+  p.extra_run = false;
+  time_point d = run_deadline(p.ideal, period, p.jitter, p.leeway);
+  if (p.trigger_requested) {
+    p.trigger_requested = false;
+    p.extra_run = true;
     d = std::min(d, finished);
   }
   return d;
@@ -114,7 +115,9 @@ time_point task_base::next_deadline(time_point started, time_point finished) noe
 
 void task_base::finish_run(std::exception_ptr error, time_point started) noexcept {
   task_owner* const o = owner();
-  if (!is_periodic() || (error && !continue_after_error_) || o == nullptr || ends_schedule_ || count_run()) {
+  periodic_task_state* const schedule = periodic_;
+  if (schedule == nullptr || (error && !schedule->continue_after_error) || o == nullptr || schedule->ends_schedule ||
+      count_run(*schedule)) {
     // One-shot work, a periodic task stopped by its error, ended by its run
     // or by max_runs, or a periodic task run once by hand after
     // shutdown_now(): the run is the last one.
@@ -126,20 +129,21 @@ void task_base::finish_run(std::exception_ptr error, time_point started) noexcep
     return;
   }
   if (error) o->report_error(error, *this);  // continue_after_error: keep going
+  periodic_task_state& p = *schedule;
   bool requeued = true;
   bool ends = false;
   {
     // The controls see the task running until this block has re-queued it
     // (or paused or ended it): one decision per run, under the control lock.
     std::lock_guard lock(control_mutex_for(this));
-    const time_point d = next_deadline(started, clock::now());
+    const time_point d = next_deadline(p, started, clock::now());
     ends = past_end(d);  // no run starts at or after `until`
     // A pause takes effect only if the owner keeps the paused task (not
     // after a shutdown): parked first, so that a shutdown sweeping the
     // parked tasks either sees it or has already made park() refuse it.
-    const bool pause = pause_requested_ && !ends && o->park(*this, false);
-    pause_requested_ = false;
-    if (pause) extra_run_ = false;  // a pause drops a pending extra run
+    const bool pause = p.pause_requested && !ends && o->park(*this, false);
+    p.pause_requested = false;
+    if (pause) p.extra_run = false;  // a pause drops a pending extra run
     if (!ends) {
       set_deadline(d);
       auto expected = task_status::running;
@@ -175,7 +179,8 @@ void task_base::finish_ended() noexcept {
 }
 
 bool task_base::pause() noexcept {
-  if (!is_periodic() || calendar_) return false;
+  if (periodic_ == nullptr || periodic_->calendar) return false;
+  periodic_task_state& p = *periodic_;
   std::lock_guard lock(control_mutex_for(this));
   switch (status()) {
     case task_status::pending: {
@@ -189,7 +194,7 @@ bool task_base::pause() noexcept {
           o->unpark(*this);
           return false;
         }
-        extra_run_ = false;  // a queued extra run is dropped with the pause
+        p.extra_run = false;  // a queued extra run is dropped with the pause
         return true;
       }
       // Taken by a worker that has not started it: it counts as running.
@@ -198,30 +203,31 @@ bool task_base::pause() noexcept {
       [[fallthrough]];
     }
     case task_status::running:
-      if (pause_requested_) return false;
-      pause_requested_ = true;
-      trigger_requested_ = false;  // a pause drops a pending extra run
+      if (p.pause_requested) return false;
+      p.pause_requested = true;
+      p.trigger_requested = false;  // a pause drops a pending extra run
       return true;
     default: return false;  // paused already, or done
   }
 }
 
 bool task_base::resume() noexcept {
-  if (!is_periodic() || calendar_) return false;
+  if (periodic_ == nullptr || periodic_->calendar) return false;
+  periodic_task_state& p = *periodic_;
   bool requeued = true;
   {
     std::lock_guard lock(control_mutex_for(this));
     const task_status s = status();
     if (s == task_status::pending || s == task_status::running) {
       // A pause asked during the run that has not taken effect: withdrawn.
-      return std::exchange(pause_requested_, false);
+      return std::exchange(p.pause_requested, false);
     }
     if (s != task_status::paused) return false;
     if (task_owner* o = owner()) o->unpark(*this);
     // The next ideal instant is where the pause left it: when the pause
     // outlasted it, it runs at once and the missed-tick policy places the
     // run after it, as for any late run.
-    const time_point d = run_deadline(ideal_, period(), jitter_, leeway_);
+    const time_point d = run_deadline(p.ideal, period(), p.jitter, p.leeway);
     if (past_end(d)) {
       if (!end_from(task_status::paused)) return false;  // cancelled meanwhile
     } else {
@@ -241,13 +247,14 @@ bool task_base::resume() noexcept {
 }
 
 bool task_base::rebase(duration period, time_point next) noexcept {
-  if (!is_periodic() || calendar_) return false;
+  if (periodic_ == nullptr || periodic_->calendar) return false;
+  periodic_task_state& p = *periodic_;
   bool requeued = true;
   {
     std::lock_guard lock(control_mutex_for(this));
     const auto apply = [&] {
-      if (period > duration::zero()) period_.store(period, std::memory_order_relaxed);
-      ideal_ = next;
+      if (period > duration::zero()) p.period.store(period, std::memory_order_relaxed);
+      p.ideal = next;
     };
     switch (status()) {
       case task_status::pending: {
@@ -256,7 +263,7 @@ bool task_base::rebase(duration period, time_point next) noexcept {
         if (o->withdraw(*this)) {
           apply();
           // A queued extra run stays due now; the grid moves.
-          const time_point d = extra_run_ ? deadline() : run_deadline(ideal_, this->period(), jitter_, leeway_);
+          const time_point d = p.extra_run ? deadline() : run_deadline(p.ideal, this->period(), p.jitter, p.leeway);
           if (past_end(d)) {
             if (!end_from(task_status::pending)) return false;  // cancelled meanwhile
             break;  // ended: completed below
@@ -269,9 +276,9 @@ bool task_base::rebase(duration period, time_point next) noexcept {
         [[fallthrough]];  // taken by a worker: counts as running
       }
       case task_status::running:
-        has_rebase_ = true;
-        rebase_period_ = period;
-        rebase_next_ = next;
+        p.has_rebase = true;
+        p.rebase_period = period;
+        p.rebase_next = next;
         return true;
       case task_status::paused: apply(); return true;
       default: return false;
@@ -286,16 +293,17 @@ bool task_base::rebase(duration period, time_point next) noexcept {
 }
 
 bool task_base::trigger_now() noexcept {
-  if (!is_periodic() || calendar_) return false;
+  if (periodic_ == nullptr || periodic_->calendar) return false;
+  periodic_task_state& p = *periodic_;
   {
     std::lock_guard lock(control_mutex_for(this));
     switch (status()) {
       case task_status::pending: {
-        if (extra_run_) return false;  // one is queued already
+        if (p.extra_run) return false;  // one is queued already
         task_owner* const o = owner();
         if (o == nullptr) return false;  // handed back by shutdown_now(): no schedule left
         if (o->withdraw(*this)) {
-          extra_run_ = true;
+          p.extra_run = true;
           set_deadline(std::min(deadline(), clock::now()));
           if (requeue(o)) return true;
           break;
@@ -303,8 +311,8 @@ bool task_base::trigger_now() noexcept {
         [[fallthrough]];  // taken by a worker: counts as running
       }
       case task_status::running:
-        if (pause_requested_ || trigger_requested_) return false;
-        trigger_requested_ = true;
+        if (p.pause_requested || p.trigger_requested) return false;
+        p.trigger_requested = true;
         return true;
       default: return false;  // paused, or done
     }

@@ -26,8 +26,14 @@
 // Whoever moves a task out of `pending` into a done state releases the
 // callable; a running task's is released by its runner. Waiters use a
 // striped lock shared by all tasks, so a task carries no mutex of its own.
+//
+// A periodic task's schedule (period, ideal instant, jitter, leeway, the
+// controls' requests, the end conditions) is a periodic_task_state in the
+// periodic task's own allocation, reached through periodic_, which is null
+// for a one-shot task: a one-shot task carries none of it.
 #pragma once
 
+#include <chronopool/detail/pool/periodic_task_state.hpp>
 #include <chronopool/detail/queue/deadline_index.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
@@ -129,11 +135,15 @@ class task_base : public index_node {
   bool is_periodic() const noexcept { return kind_ != task_kind::one_shot; }
   /// Sets a periodic schedule; @p first is the ideal deadline of the first run.
   /// Throws std::invalid_argument for a max_runs of 0 or an `until` not
-  /// after @p first (see validate_periodic_end()).
+  /// after @p first (see validate_periodic_end()). Only for a periodic task
+  /// (made with a periodic kind, so that it has its periodic_task_state).
   void set_periodic(duration period, time_point first, const periodic_options& opts);
-  duration period() const noexcept { return period_.load(std::memory_order_relaxed); }
-  /// The periodic_options::leeway it was scheduled with.
-  duration leeway() const noexcept { return leeway_; }
+  /// The period (fixed delay: the delay); zero for a one-shot task.
+  duration period() const noexcept {
+    return periodic_ != nullptr ? periodic_->period.load(std::memory_order_relaxed) : duration::zero();
+  }
+  /// The periodic_options::leeway it was scheduled with; zero for a one-shot task.
+  duration leeway() const noexcept { return periodic_ != nullptr ? periodic_->leeway : duration::zero(); }
   /// Internal work (a timer service's wake-up), as opposed to a user's task:
   /// never handed back by shutdown_now(); cancelling it aborts the timer
   /// waits it would have woken instead.
@@ -141,8 +151,8 @@ class task_base : public index_node {
   bool is_internal() const noexcept { return internal_; }
   /// A calendar task (schedule_cron): its callable sets every next deadline
   /// (set_periodic during its run), so the controls, which would re-base or
-  /// add runs behind its back, are no-ops returning false.
-  void set_calendar() noexcept { calendar_ = true; }
+  /// add runs behind its back, are no-ops returning false. Periodic tasks only.
+  void set_calendar() noexcept { periodic_->calendar = true; }
   /// Fire-and-forget work (execute): errors go to the owner's error handler.
   void set_reports_errors(bool v) noexcept { reports_errors_ = v; }
   bool reports_errors() const noexcept { return reports_errors_; }
@@ -185,8 +195,8 @@ class task_base : public index_node {
 
   /// Called by a periodic run that returned periodic_control::stop: the
   /// run ends the schedule and the task succeeds. Only the running thread
-  /// writes and reads it.
-  void end_schedule_after_run() noexcept { ends_schedule_ = true; }
+  /// writes and reads it. Periodic tasks only.
+  void end_schedule_after_run() noexcept { periodic_->ends_schedule = true; }
 
   // ---- control of a periodic schedule (scheduled_future<void>) -------------
   // Each returns true when it changed something, false (a no-op) for a
@@ -214,7 +224,8 @@ class task_base : public index_node {
   /// already pending (they do not accumulate).
   bool trigger_now() noexcept;
   /// Whether @p now is at or after the schedule's `until` (never when none).
-  bool past_end(time_point now) const noexcept { return has_until_ && now >= until_; }
+  /// Periodic tasks only.
+  bool past_end(time_point now) const noexcept { return periodic_->has_until && now >= periodic_->until; }
 
   /// Asks a running callable that takes a std::stop_token to stop.
   void request_stop() noexcept { stop_.request_stop(); }
@@ -264,6 +275,9 @@ class task_base : public index_node {
   virtual void discard() noexcept { cancel(false); }
 
  protected:
+  /// A periodic task's constructor hands over its schedule, which lives as
+  /// long as the task (in the same allocation).
+  void attach_periodic(periodic_task_state& s) noexcept { periodic_ = &s; }
 
   std::stop_source stop_{std::nostopstate};
 
@@ -274,40 +288,21 @@ class task_base : public index_node {
   /// then calls finish_ended() outside it when this returned true.
   bool end_from(task_status from) noexcept;
   void finish_ended() noexcept;
-  /// max_runs: counts this run; true when it was the last one. Runner only.
-  bool count_run() noexcept { return max_runs_ != 0 && ++runs_ >= max_runs_; }
+  /// max_runs: counts this run of the periodic task @p p; true when it was
+  /// the last one. Runner only.
+  static bool count_run(periodic_task_state& p) noexcept { return p.max_runs != 0 && ++p.runs >= p.max_runs; }
   /// Queued again through @p o (false: the owner refused it). Under the
   /// control lock; the caller cancels the task outside it when refused.
   bool requeue(task_owner* o) noexcept;
   void destroy_async_waiters() noexcept;
   /// Wakes the blocked waiters and completes the async ones.
   void notify_waiters() noexcept;
-  time_point next_deadline(time_point started, time_point finished) noexcept;
+  time_point next_deadline(periodic_task_state& p, time_point started, time_point finished) noexcept;
 
   task_kind kind_;
   bool reports_errors_ = false;
   bool internal_ = false;
-  bool calendar_ = false;
-  bool continue_after_error_ = false;
-  bool ends_schedule_ = false;
-  missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
-  double jitter_ = 0.0;
-  duration leeway_{};
-  // Written under the control lock, read without it by task_view (hence atomic).
-  std::atomic<duration> period_{};
-  // Under the control lock (periodic tasks only):
-  time_point ideal_{};  // the un-jittered deadline of the current (queued: next) run
-  bool pause_requested_ = false;    // running: pause when the run ends
-  bool trigger_requested_ = false;  // running: one extra run right after
-  bool extra_run_ = false;          // queued: the run due now is an extra one (grid kept)
-  bool has_rebase_ = false;         // running: rebase_period_/rebase_next_ apply when it ends
-  duration rebase_period_{};        // zero: keep the period
-  time_point rebase_next_{};
-  // End conditions, set once before the task is queued.
-  bool has_until_ = false;
-  time_point until_{};
-  std::uint64_t max_runs_ = 0;  // 0: no limit
-  std::uint64_t runs_ = 0;      // runs finished; only the running thread touches it
+  periodic_task_state* periodic_ = nullptr;  // null: one-shot (see the file comment)
   std::exception_ptr error_;
   std::atomic<task_owner*> owner_{nullptr};
   std::atomic<std::uint32_t> refs_{0};
