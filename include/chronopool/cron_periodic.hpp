@@ -17,6 +17,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -47,8 +48,10 @@ class cron_state final : public executor_schedule<cron_state<Executor, Handler>,
  private:
   // Runs on the executor; the next wait is armed only after the handler
   // returns, so runs never overlap. An exception from the handler never
-  // leaves this function (see periodic_options::continue_after_error).
-  void on_tick(const boost::system::error_code& ec) {
+  // leaves this function (see periodic_options::continue_after_error). It
+  // never re-arms a pending wait (it has no controls), so every wait is
+  // current and the generation is not needed.
+  void on_tick(const boost::system::error_code& ec, std::uint64_t /*generation*/) {
     if (ec || !this->active()) return;
     const sys_time instant = cursor_.current();
     if (detail::system_now() < instant) {
@@ -88,8 +91,8 @@ class cron_state final : public executor_schedule<cron_state<Executor, Handler>,
 /// from inside a run. An exception it throws never leaves the executor's
 /// run(): it goes to options.error_handler and stops the schedule, or, with
 /// options.continue_after_error, only goes to the handler. Throws
-/// std::invalid_argument for an empty handler, or for a jitter or leeway
-/// other than 0. The wall clock is followed as by
+/// std::invalid_argument for an empty handler, for a max_runs or until,
+/// or for a jitter or leeway other than 0. The wall clock is followed as by
 /// scheduled_thread_pool::schedule_cron: each instant becomes a steady
 /// deadline when it is armed, and a run never starts before its instant by
 /// the system clock; a forward step of the system clock is not followed by

@@ -43,6 +43,23 @@ class periodic_state_base {
   /// The exception that stopped the schedule, once it has.
   std::exception_ptr error() const noexcept { return failed_.load() ? error_ : nullptr; }
 
+  // Controls (periodic_handle): false when the schedule is stopped, and as
+  // documented there. A schedule without them (a calendar schedule, which
+  // has no period to re-base) keeps these defaults: every control is a
+  // no-op returning false.
+  virtual bool pause() noexcept { return false; }
+  virtual bool resume() noexcept { return false; }
+  virtual bool paused() const noexcept { return false; }
+  /// The next ideal instant becomes @p next, and the period @p period unless zero.
+  virtual bool rebase(duration period, time_point next) noexcept {
+    (void)period;
+    (void)next;
+    return false;
+  }
+  virtual bool trigger_now() noexcept { return false; }
+  /// The periodic_options::leeway the schedule started with.
+  virtual duration leeway() const noexcept { return duration::zero(); }
+
  protected:
   /// Cancels the pending tick's wait, if any.
   virtual void cancel_wait() noexcept = 0;
@@ -58,9 +75,12 @@ class periodic_state_base {
   /// Counts a run that ended, by returning (@p stop: it returned
   /// periodic_control::stop) or by throwing @p error, which goes to
   /// @p o.error_handler and stops the schedule unless o.continue_after_error.
-  /// True when the schedule goes on.
+  /// The run that reaches @p o.max_runs also stops it. True when the
+  /// schedule goes on.
   bool end_run(bool stop, std::exception_ptr error, const periodic_options& o) noexcept {
-    ticks_.fetch_add(1);
+    // periodic_options::max_runs: the run that reaches it is the last one.
+    const std::uint64_t ran = ticks_.fetch_add(1) + 1;
+    if (o.max_runs && ran >= *o.max_runs) stop = true;
     if (error) {
       if (!o.continue_after_error) stop_with(error);
       report_periodic_error(o.error_handler, std::move(error));
@@ -88,54 +108,150 @@ class executor_schedule : public periodic_state_base, public std::enable_shared_
  protected:
   explicit executor_schedule(const Executor& ex) : timer_(ex) {}
 
-  /// Waits for @p deadline; Derived::on_tick gets the outcome.
-  void wait_until(time_point deadline) {
+  /// Waits for @p deadline; Derived::on_tick gets the outcome with
+  /// @p generation, which lets a schedule that re-arms tell a stale wait.
+  void wait_until(time_point deadline, std::uint64_t generation = 0) {
     timer_.expires_at(deadline);
     auto self = this->shared_from_this();
-    timer_.async_wait([self](const boost::system::error_code& ec) { self->on_tick(ec); });
+    timer_.async_wait([self, generation](const boost::system::error_code& ec) { self->on_tick(ec, generation); });
     // A cancel() that ran between on_tick's check and this wait found
     // nothing to cancel: cancel the wait it missed.
     if (stopped_.load()) timer_.cancel();
   }
 
- private:
+  /// Cancels the pending tick's wait, if any; a wait that already
+  /// completed is not recalled.
   void cancel_wait() noexcept final {
     try {
       timer_.cancel();
     } catch (...) {
       // Only a mutex that cannot be locked throws here; the tick still to
-      // come then finds the schedule stopped and does nothing.
+      // come then finds the schedule stopped (or a newer generation) and
+      // does nothing.
     }
   }
 
+ private:
   basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
 };
 
 template <class Executor, class Handler>
 class periodic_state final : public executor_schedule<periodic_state<Executor, Handler>, Executor> {
   friend class executor_schedule<periodic_state, Executor>;
+  using base = executor_schedule<periodic_state, Executor>;
 
  public:
   periodic_state(const Executor& ex, Handler h, bool fixed_rate, duration period, periodic_options o)
-      : executor_schedule<periodic_state, Executor>(ex),
-        handler_(std::move(h)),
-        fixed_rate_(fixed_rate),
-        period_(period),
-        options_(std::move(o)) {}
+      : base(ex), handler_(std::move(h)), fixed_rate_(fixed_rate), period_(period), options_(std::move(o)) {}
 
   /// Waits for the instant @p ideal (plus jitter) on the executor's context.
   void arm(time_point ideal) {
-    ideal_ = ideal;
-    this->wait_until(run_deadline(ideal, period_, options_.jitter, options_.leeway));
+    std::lock_guard lock(mutex_);
+    arm_locked(ideal, run_deadline(ideal, period_, options_.jitter, options_.leeway));
   }
 
+  bool pause() noexcept override {
+    std::lock_guard lock(mutex_);
+    if (this->stopped_.load() || paused_ || pause_requested_) return false;
+    trigger_requested_ = false;  // a pause drops a pending extra run
+    if (running_) {
+      pause_requested_ = true;  // takes effect when the run ends
+      return true;
+    }
+    paused_ = true;
+    extra_ = false;
+    ++generation_;  // the pending wait, even one already completing, runs nothing
+    this->cancel_wait();
+    return true;
+  }
+
+  bool resume() noexcept override {
+    std::lock_guard lock(mutex_);
+    if (this->stopped_.load()) return false;
+    if (running_) return std::exchange(pause_requested_, false);
+    if (!paused_) return false;
+    paused_ = false;
+    // The next ideal instant where the pause left it: a missed one runs at
+    // once, and the missed-tick policy places the next, as after a late run.
+    return try_arm(ideal_, run_deadline(ideal_, period_, options_.jitter, options_.leeway));
+  }
+
+  bool paused() const noexcept override {
+    std::lock_guard lock(mutex_);
+    return paused_ && !this->stopped_.load();
+  }
+
+  bool rebase(duration period, time_point next) noexcept override {
+    std::lock_guard lock(mutex_);
+    if (this->stopped_.load()) return false;
+    if (running_) {
+      has_rebase_ = true;
+      rebase_period_ = period;
+      rebase_next_ = next;
+      return true;
+    }
+    if (period > duration::zero()) period_ = period;
+    ideal_ = next;
+    if (paused_) return true;  // applies on resume
+    // A pending extra run stays due now; the grid moves.
+    return try_arm(next, extra_ ? clock::now() : run_deadline(next, period_, options_.jitter, options_.leeway));
+  }
+
+  bool trigger_now() noexcept override {
+    std::lock_guard lock(mutex_);
+    if (this->stopped_.load() || paused_ || pause_requested_ || trigger_requested_ || extra_) return false;
+    if (running_) {
+      trigger_requested_ = true;  // right after the run
+      return true;
+    }
+    extra_ = true;
+    return try_arm(ideal_, clock::now());  // ideal_ kept: the grid does not move
+  }
+
+  duration leeway() const noexcept override { return options_.leeway; }
+
  private:
+  // Under mutex_: (re)arms the wait for @p deadline, the run for @p ideal.
+  // A wait already pending completes with operation_aborted (expires_at), or,
+  // if it completed already, finds a newer generation and runs nothing.
+  void arm_locked(time_point ideal, time_point deadline) {
+    ideal_ = ideal;
+    if (options_.until && deadline >= *options_.until) {
+      this->stopped_.store(true);  // periodic_options::until: no run starts at or after it
+      return;
+    }
+    this->wait_until(deadline, ++generation_);
+  }
+
+  // arm_locked() for the controls, which must not throw: a failure to
+  // arm stops the schedule (its error() tells why).
+  bool try_arm(time_point ideal, time_point deadline) noexcept {
+    try {
+      arm_locked(ideal, deadline);
+      return true;
+    } catch (...) {
+      this->stop_with(std::current_exception());
+      return false;
+    }
+  }
+
   // Runs on the executor. The next wait is armed only after the handler
   // returns, so runs never overlap. An exception from the handler never
   // leaves this function: it goes to the error handler, and stops the
   // schedule unless continue_after_error is set.
-  void on_tick(const boost::system::error_code& ec) {
-    if (ec || !this->active()) return;
+  void on_tick(const boost::system::error_code& ec, std::uint64_t generation) {
+    bool extra = false;
+    {
+      std::lock_guard lock(mutex_);
+      // A stale wait (re-armed, paused or triggered since) runs nothing.
+      if (ec || this->stopped_.load() || generation != generation_ || paused_) return;
+      if (options_.until && clock::now() >= *options_.until) {
+        this->stopped_.store(true);  // a tick completed so late that its run would start after the end
+        return;
+      }
+      running_ = true;
+      extra = std::exchange(extra_, false);
+    }
     const time_point started = clock::now();
     bool stop = false;
     std::exception_ptr error;
@@ -148,7 +264,31 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
     } catch (...) {
       error = std::current_exception();
     }
-    if (this->end_run(stop, std::move(error), options_)) arm(next_ideal(started));
+    const bool goes_on = this->end_run(stop, std::move(error), options_);
+    std::lock_guard lock(mutex_);
+    running_ = false;
+    if (!goes_on || this->stopped_.load()) return;
+    time_point ideal;
+    if (has_rebase_) {  // reschedule during the run: the grid starts again there
+      has_rebase_ = false;
+      if (rebase_period_ > duration::zero()) period_ = rebase_period_;
+      ideal = rebase_next_;
+    } else if (extra && fixed_rate_) {
+      ideal = ideal_;  // an extra run leaves the grid where it was
+    } else {
+      ideal = next_ideal(started);
+    }
+    if (std::exchange(pause_requested_, false)) {
+      ideal_ = ideal;
+      paused_ = true;
+      return;
+    }
+    time_point deadline = run_deadline(ideal, period_, options_.jitter, options_.leeway);
+    if (std::exchange(trigger_requested_, false)) {
+      extra_ = true;
+      deadline = clock::now();
+    }
+    arm_locked(ideal, deadline);
   }
 
   time_point next_ideal(time_point started) const noexcept {
@@ -160,7 +300,19 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
   bool fixed_rate_;
   duration period_;
   periodic_options options_;
+  // Guards the schedule below and the timer's re-arming: the controls come
+  // from any thread, the runs from the executor.
+  mutable std::mutex mutex_;
   time_point ideal_{};
+  std::uint64_t generation_ = 0;  // of the current wait; older completions run nothing
+  bool running_ = false;          // the handler runs now
+  bool paused_ = false;           // no wait pending until resume()
+  bool pause_requested_ = false;  // running: pause when the run ends
+  bool trigger_requested_ = false;  // running: one extra run right after
+  bool extra_ = false;            // the pending wait is for an extra run (trigger_now)
+  bool has_rebase_ = false;       // running: rebase_* apply when it ends
+  duration rebase_period_{};
+  time_point rebase_next_{};
 };
 
 /// Starts a periodic handler whose first ideal instant is @p first exactly
@@ -175,6 +327,7 @@ std::shared_ptr<periodic_state_base> start_periodic_at(const Executor& ex, time_
                 "chronopool: a periodic handler must return void or chronopool::periodic_control");
   validate_periodic(period, o, where);
   check_not_empty(h, where);
+  validate_periodic_end(first, o);
   auto state = std::make_shared<periodic_state<Executor, std::decay_t<Handler>>>(ex, std::forward<Handler>(h),
                                                                                 fixed_rate, period, o);
   state->arm(first);
@@ -209,6 +362,54 @@ class periodic_handle {
   /// The exception that stopped the schedule (see
   /// periodic_options::continue_after_error); null while none has.
   std::exception_ptr error() const noexcept { return state_ ? state_->error() : nullptr; }
+
+  /// @name Control of the schedule
+  /// The same semantics as scheduled_future<void>'s controls for a pool's
+  /// periodic tasks, from any thread, racing the runs on the executor: each
+  /// call is decided under the schedule's mutex, a re-armed wait makes the
+  /// one it replaces run nothing, and runs never overlap. Every control is a
+  /// no-op returning false once the schedule is stopped (cancelled, failed,
+  /// ended), for an empty handle and for a calendar schedule
+  /// (chronopool::schedule_cron), whose instants come from its calendar.
+  /// @{
+
+  /// Pauses: a pending tick's wait is cancelled at once; a running handler
+  /// finishes and is then not re-armed. False when paused or pausing
+  /// already. Drops a pending trigger_now() run. While paused the schedule
+  /// holds no wait, so it keeps no run() of its context going.
+  bool pause() noexcept { return state_ && state_->pause(); }
+  /// Resumes at the next ideal instant, unchanged by the pause (missed: at
+  /// once, then the missed-tick policy). During a run whose pause has not
+  /// taken effect, withdraws it (true). False when not paused.
+  bool resume() noexcept { return state_ && state_->resume(); }
+  /// Whether the schedule is paused.
+  bool paused() const noexcept { return state_ && state_->paused(); }
+  /// New period (fixed delay: delay), the next tick one new period from now.
+  /// Applies after a running handler returns, and on resume() when paused.
+  /// Throws std::invalid_argument when @p period is not positive or not
+  /// above the leeway.
+  template <class Rep, class Period>
+  bool reschedule(std::chrono::duration<Rep, Period> period) {
+    const auto p = detail::saturating_duration(period, "period");
+    if (p <= detail::duration::zero())
+      throw std::invalid_argument("chronopool: periodic_handle::reschedule: period must be positive");
+    if (!state_) return false;
+    detail::validate_leeway(p, state_->leeway(), "periodic_handle::reschedule");
+    return state_->rebase(p, detail::saturating_add(detail::clock::now(), p));
+  }
+  /// The next tick's ideal instant becomes the steady_clock instant @p next
+  /// (at once when past), the period is kept.
+  template <class Duration>
+  bool reschedule_next(std::chrono::time_point<std::chrono::steady_clock, Duration> next) {
+    return state_ &&
+           state_->rebase(detail::duration::zero(),
+                          detail::time_point(detail::saturating_duration(next.time_since_epoch(), "time point")));
+  }
+  /// One extra run as soon as possible, never overlapping: now when waiting,
+  /// right after the handler when running. A fixed-rate grid is not shifted.
+  /// False when paused or pausing, or an extra run is pending already.
+  bool trigger_now() noexcept { return state_ && state_->trigger_now(); }
+  /// @}
 
  /// For chronopool's own use: wraps a started schedule.
   explicit periodic_handle(std::shared_ptr<detail::periodic_state_base> s) noexcept : state_(std::move(s)) {}

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
 
 namespace chronopool {
 
@@ -76,6 +77,21 @@ struct periodic_options {
   /// schedule itself does not drift. Must be in [0, period); 0 (the
   /// default) keeps deadlines exact.
   std::chrono::nanoseconds leeway{0};
+
+  /// The schedule ends after this many runs (extra runs by trigger_now()
+  /// count): a pool task's future then completes normally, a handler on an
+  /// executor becomes inactive (periodic_handle::active() is false, error()
+  /// null). Empty (the default): no limit. 0 throws std::invalid_argument
+  /// naming max_runs. periodic_timer has no end conditions.
+  std::optional<std::uint64_t> max_runs{};
+
+  /// No run starts at or after this steady_clock instant. When the next
+  /// run's deadline would be at or after it, the schedule ends as with
+  /// max_runs (a pool task's future completes normally, a handler becomes
+  /// inactive); a run taken late, after it, does not call the callable and
+  /// ends the schedule. Empty (the default): no end. Not after the first
+  /// run's ideal instant: std::invalid_argument naming both instants.
+  std::optional<std::chrono::steady_clock::time_point> until{};
 };
 
 }  // namespace chronopool

@@ -86,6 +86,19 @@ class basic_periodic_timer {
   /// Cancels a pending tick wait (operation_aborted); the schedule is kept.
   std::size_t cancel() { return timer_.cancel(); }
 
+  /// Re-bases the schedule (tokio's Interval::reset): the next tick is one
+  /// period from now, then every period after it. It applies from the next
+  /// async_tick: a tick wait already pending keeps the instant it was
+  /// started for and, when it completes, does not move the new schedule.
+  void reset() { reset_at(detail::saturating_add(clock_type::now(), period_)); }
+
+  /// Re-bases the schedule on @p next: the next tick's ideal instant (at
+  /// once when past), then every period after it. Applies as reset() does.
+  void reset_at(time_point next) noexcept {
+    next_ = next;
+    ++resets_;
+  }
+
   /// From the next async_tick on, a tick completes at the end of the
   /// @p leeway-wide slot that holds its ideal instant (see
   /// periodic_options::leeway): the ticks of many timers in one slot share a
@@ -110,7 +123,7 @@ class basic_periodic_timer {
   /// not consumed.
   template <class TickToken = boost::asio::default_completion_token_t<executor_type>>
   auto async_tick(TickToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
-    return boost::asio::async_compose<TickToken, void(boost::system::error_code)>(tick_op{this, false}, token,
+    return boost::asio::async_compose<TickToken, void(boost::system::error_code)>(tick_op{this, false, 0}, token,
                                                                                    timer_);
   }
 
@@ -118,17 +131,20 @@ class basic_periodic_timer {
   struct tick_op {
     basic_periodic_timer* self;
     bool started;
+    std::uint64_t resets = 0;  // the timer's reset count when the wait started
 
     template <class Self>
     void operator()(Self& op, boost::system::error_code ec = {}) {
       if (!started) {
         started = true;
+        resets = self->resets_;
         op.reset_cancellation_state(boost::asio::enable_total_cancellation());
         self->timer_.expires_at(self->next_, self->leeway_);
         self->timer_.async_wait(std::move(op));
         return;
       }
-      if (!ec) self->advance();
+      // A reset() while the wait was pending chose the next instant itself.
+      if (!ec && resets == self->resets_) self->advance();
       op.complete(ec);
     }
   };
@@ -152,6 +168,7 @@ class basic_periodic_timer {
   missed_tick_policy policy_;
   time_point next_;
   duration leeway_{};
+  std::uint64_t resets_ = 0;  // reset()/reset_at() calls, for a pending tick_op
 };
 
 /// A periodic timer on any I/O executor (boost::asio::any_io_executor).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chronopool/detail/pool/future_wait_op.hpp>
+#include <chronopool/detail/time/periodic_schedule.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/pool/task_impl.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <exception>
 #include <future>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -282,6 +284,90 @@ class scheduled_future<void> : public scheduled_future_base {
   auto async_wait(CompletionToken&& token) const {
     return detail::async_wait_on<void>(task_, std::forward<CompletionToken>(token));
   }
+
+  /// @name Control of a periodic schedule
+  /// Thread-safe, from any thread, racing the task's runs: each call is
+  /// decided once, under the task's control lock and (for a queued task)
+  /// the queue's lock, so no run is lost or doubled and runs never overlap.
+  /// The task keeps its identity (id()) and this future. Every control is a
+  /// no-op returning false on a one-shot task, on a calendar task
+  /// (schedule_cron), on a done task (cancelled,
+  /// failed, or ended), on one handed back by shutdown_now() and for an
+  /// invalid handle. A task a worker has
+  /// already taken from the queue but not yet started counts as running.
+  /// @{
+
+  /// Pauses the schedule: a queued task leaves the queue at once; a running
+  /// one finishes its run and is then not queued again. True when this call
+  /// paused it (or will when the run ends); false when already paused or
+  /// pausing. A pause drops a pending trigger_now() run. A paused task is in
+  /// no queue and does not hold off termination. shutdown() cancels it
+  /// unless continue_existing_periodic_tasks_after_shutdown is set (as it
+  /// cancels queued periodic tasks); shutdown_now() and the pool's
+  /// destruction cancel it (it is not handed back). Once the pool no longer
+  /// runs periodic tasks a pause has no effect: the shutdown has cancelled
+  /// the task (false) or is about to, and a pause asked during a run is
+  /// ignored when the run ends (the task is then cancelled, not paused).
+  bool pause() noexcept { return task_ && task_->pause(); }
+
+  /// Resumes a paused schedule at its next ideal instant, unchanged by the
+  /// pause. When the pause outlasted that instant the run comes at once and
+  /// periodic_options::missed_ticks places the ones after it as for any late
+  /// run: burst runs every missed instant back to back, skip goes on at the
+  /// first ideal instant after the resumed run started, delay a period after
+  /// it (fixed delay: at once, then the delay after each run). When that
+  /// instant is at or after periodic_options::until the task ends instead
+  /// (its future completes normally). Called while a pause waits for the
+  /// current run to end, it withdraws the pause (true). False when the task
+  /// is not paused (a documented no-op).
+  bool resume() noexcept { return task_ && task_->resume(); }
+
+  /// Whether the schedule is paused (a pause asked during a run counts once
+  /// that run has ended).
+  bool paused() const noexcept { return task_ && task_->paused(); }
+
+  /// Changes the period (fixed delay: the delay) and re-bases the schedule:
+  /// the next run is one new period from this call, then every new period
+  /// (the old grid is dropped). Queued: moved at once; running: applies when
+  /// the run ends (a run ending after the new instant is followed at once);
+  /// paused: applies, and resume() starts from the new instant. Any
+  /// duration type, converted with saturation. Throws
+  /// std::invalid_argument when @p period is not positive or not above the
+  /// task's leeway (checked first, even on a handle the call would ignore).
+  template <class Rep, class Period>
+  bool reschedule(std::chrono::duration<Rep, Period> period) {
+    const auto p = detail::saturating_duration(period, "period");
+    if (p <= clock::duration::zero())
+      throw std::invalid_argument("chronopool: reschedule: period must be positive");
+    if (!task_) return false;
+    detail::validate_leeway(p, task_->leeway(), "reschedule");
+    return task_->rebase(p, detail::saturating_add(clock::now(), p));
+  }
+
+  /// Re-bases the schedule on @p next, keeping the period: the next run's
+  /// ideal instant is @p next (at once when past), then every period after
+  /// it (fixed delay: the delay after each run). Applies as reschedule()
+  /// does. Time points of other clocks are converted once, at the call.
+  template <class Clock, class Duration>
+  bool reschedule_next(std::chrono::time_point<Clock, Duration> next) {
+    time_point_type steady_next;
+    if constexpr (std::is_same_v<Clock, clock>) {
+      steady_next = time_point_type(detail::saturating_duration(next.time_since_epoch(), "time point"));
+    } else {
+      steady_next = detail::steady_deadline_of(next, "time point");
+    }
+    return task_ && task_->rebase(clock::duration::zero(), steady_next);
+  }
+
+  /// One extra run as soon as possible, never overlapping another: a queued
+  /// task runs now, a running one again right after its run. A fixed-rate
+  /// grid is not shifted (the next scheduled run keeps its instant; when
+  /// the extra run ends after it, that run follows at once); a fixed-delay
+  /// task waits its delay after the extra run. The extra run counts toward
+  /// periodic_options::max_runs. False (no-op) when the task is paused or
+  /// pausing, or an extra run is already pending: they do not accumulate.
+  bool trigger_now() noexcept { return task_ && task_->trigger_now(); }
+  /// @}
 
  private:
   friend class scheduled_thread_pool;

@@ -193,7 +193,9 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// instants have passed by then (a long run, a suspend, a busy pool),
   /// @p misfire decides how many of them still run (once, by default); see
   /// cron_misfire. periodic_options::missed_ticks is not used; jitter and
-  /// leeway must be 0 (std::invalid_argument), as must error_handler.
+  /// leeway must be 0 (std::invalid_argument), as must error_handler, and
+  /// max_runs and until must be empty. The future's schedule controls
+  /// (pause(), reschedule(), trigger_now(), ...) are no-ops returning false.
   ///
   /// Wall clock: each instant is turned into a steady deadline when its run
   /// is armed (steady now + (instant − system now)), and a run never starts

@@ -43,6 +43,14 @@ void validate_cron_options(const periodic_options& options, const char* where) {
   if (options.leeway != std::chrono::nanoseconds::zero())
     throw std::invalid_argument(std::string("chronopool: ") + where +
                                 ": periodic_options::leeway must be 0 for a calendar schedule");
+  // The calendar and cron_misfire decide every run; an end of its own would
+  // be a second schedule to reconcile with them.
+  if (options.max_runs)
+    throw std::invalid_argument(std::string("chronopool: ") + where +
+                                ": periodic_options::max_runs must be empty for a calendar schedule");
+  if (options.until)
+    throw std::invalid_argument(std::string("chronopool: ") + where +
+                                ": periodic_options::until must be empty for a calendar schedule");
 }
 
 }  // namespace chronopool::detail

@@ -28,6 +28,7 @@ void pool_core::shutdown() {
     return t.is_periodic() ? !keep_periodic : (!keep_delayed && t.deadline() > now);
   });
   for (auto& t : dropped) t->cancel(false);
+  if (!keep_periodic) cancel_parked();  // paused periodic tasks end as queued ones do
   queue_.set_mode(delayed_work_queue::mode::draining);
   poke_quiet_waiters();
   try_terminate();
@@ -42,6 +43,7 @@ std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
   }
   queue_.set_mode(delayed_work_queue::mode::closed);
   std::vector<task_ptr> drained = queue_.drain();
+  cancel_parked();  // paused tasks are not handed back: they are cancelled
   // Posted functions are not tasks: destroyed unrun (Asio's rule for a
   // stopped context), not handed back.
   for (function_list fs = queue_.drain_functions(); !fs.empty();) fs.pop_front()->destroy();

@@ -7,6 +7,7 @@
 
 #include "pool_thread_state.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace chronopool::detail {
@@ -160,6 +161,55 @@ void pool_core::on_cancelled(task_base& t) noexcept {
     // A surplus thread that waits untimed for queued work may now retire.
     queue_.interrupt_waiters();
   }
+}
+
+bool pool_core::withdraw(task_base& t) noexcept {
+  // Under the queue's lock: a worker either took the task before (false:
+  // the caller treats it as running) or cannot take it any more.
+  try {
+    return queue_.remove(t);
+  } catch (...) {
+    return false;
+  }
+}
+
+bool pool_core::park(task_base& t, bool from_queue) noexcept {
+  // Lock order: a task's control lock, then parked_mutex_, then the queue's.
+  std::lock_guard lock(parked_mutex_);
+  // A shutdown sets the state before it sweeps parked_ under this lock, so
+  // a task parked here is either swept or refused.
+  if (!can_run_in_current_state(t)) return false;
+  try {
+    parked_.emplace_back(&t);
+  } catch (...) {
+    return false;  // no memory: the pause is refused, the task runs on
+  }
+  if (from_queue && !withdraw(t)) {
+    parked_.pop_back();
+    return false;
+  }
+  return true;
+}
+
+void pool_core::unpark(task_base& t) noexcept {
+  task_ptr found;  // released after the lock: it may be the last reference
+  {
+    std::lock_guard lock(parked_mutex_);
+    const auto it = std::find_if(parked_.begin(), parked_.end(), [&](const task_ptr& p) { return p.get() == &t; });
+    if (it == parked_.end()) return;  // swept by a shutdown
+    found = std::move(*it);
+    *it = std::move(parked_.back());
+    parked_.pop_back();
+  }
+}
+
+void pool_core::cancel_parked() noexcept {
+  std::vector<task_ptr> parked;
+  {
+    std::lock_guard lock(parked_mutex_);
+    parked.swap(parked_);
+  }
+  for (task_ptr& t : parked) t->cancel(false);
 }
 
 bool pool_core::reschedule(task_base& t) {

@@ -6,6 +6,8 @@
 #include <chronopool/detail/support/exception_text.hpp>
 #include <chronopool/log.hpp>
 
+#include <fmt/core.h>
+
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -28,6 +30,15 @@ void validate_periodic(duration period, const periodic_options& options, const c
   if (!(options.jitter >= 0.0 && options.jitter < 1.0))  // also rejects NaN
     throw std::invalid_argument(std::string("chronopool: ") + where + ": jitter must be in [0, 1)");
   validate_leeway(period, options.leeway, where);
+}
+
+void validate_periodic_end(time_point first, const periodic_options& options) {
+  if (options.max_runs && *options.max_runs == 0)
+    throw std::invalid_argument("chronopool: periodic_options::max_runs must be positive (0 runs is no schedule)");
+  if (options.until && *options.until <= first)
+    throw std::invalid_argument(fmt::format(
+        "chronopool: periodic_options::until ({} ns) must be after the first run's instant ({} ns)",
+        options.until->time_since_epoch().count(), first.time_since_epoch().count()));
 }
 
 void validate_leeway(duration period, duration leeway, const char* where) {

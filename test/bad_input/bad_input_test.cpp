@@ -214,6 +214,61 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { pool.schedule_at_fixed_rate(0ms, 1ms, noop, bad_leeway(1ms)); }},
       {"schedule_with_fixed_delay", "leeway < 0", ia, {"leeway"},
        [&] { pool.schedule_with_fixed_delay(0ms, 1ms, noop, bad_leeway(-1ns)); }},
+      // ---- end conditions and control of a periodic task (pool)
+      {"schedule_at_fixed_rate", "max_runs = 0", ia, {"max_runs"},
+       [&] {
+         chronopool::periodic_options o;
+         o.max_runs = 0;
+         pool.schedule_at_fixed_rate(0ms, 1ms, noop, o);
+       }},
+      {"schedule_with_fixed_delay(time_point)", "until before the first run", ia,
+       {"until", "5000000000 ns", "first run", "10000000000 ns"},
+       [&] {
+         chronopool::periodic_options o;
+         o.until = steady::time_point(5s);
+         pool.schedule_with_fixed_delay(steady::time_point(10s), 1ms, noop, o);
+       }},
+      {"schedule_at_fixed_rate", "until = the first run's instant", ia, {"until", "first run"},
+       [&] {
+         chronopool::periodic_options o;
+         const auto first = steady::now() + 1h;
+         o.until = first;
+         pool.schedule_at_fixed_rate(first, 1ms, noop, o);
+       }},
+      {"chronopool::schedule_at_fixed_rate(executor)", "max_runs = 0", ia, {"max_runs"},
+       [&] {
+         chronopool::periodic_options o;
+         o.max_runs = 0;
+         chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 1ms, noop, o);
+       }},
+      {"scheduled_future<void>::reschedule", "period = 0", ia, {"reschedule", "period"},
+       [&] {
+         auto f = pool.schedule_at_fixed_rate(1h, 1h, noop);
+         f.cancel();
+         f.reschedule(0ms);
+       }},
+      {"periodic_handle::reschedule", "period = 0", ia, {"periodic_handle::reschedule", "period"},
+       [&] { chronopool::periodic_handle().reschedule(0ms); }},
+      {"periodic_handle::reschedule", "period = leeway", ia, {"periodic_handle::reschedule", "leeway"},
+       [&] {
+         auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), 1h, 1h, noop, bad_leeway(1ms));
+         struct cancel_at_exit {
+           chronopool::periodic_handle& h;
+           ~cancel_at_exit() { h.cancel(); }
+         } guard{h};
+         h.reschedule(1ms);
+       }},
+      {"scheduled_future<void>::reschedule", "period < 0", ia, {"reschedule", "period"},
+       [&] { chronopool::scheduled_future<void>().reschedule(-1s); }},
+      {"scheduled_future<void>::reschedule", "period = leeway", ia, {"reschedule", "leeway"},
+       [&] {
+         auto f = pool.schedule_at_fixed_rate(1h, 1h, noop, bad_leeway(1ms));
+         struct cancel_at_exit {
+           chronopool::scheduled_future<void>& f;
+           ~cancel_at_exit() { f.cancel(); }
+         } guard{f};
+         f.reschedule(1ms);
+       }},
       // ---- NaN durations (the only duration that cannot saturate)
       {"schedule", "delay = NaN s", ia, {"delay", "NaN"}, [&] { pool.schedule(dsec(not_a_number), noop); }},
       {"schedule_at", "time point NaN s after the epoch", ia, {"deadline", "NaN"},
@@ -318,6 +373,18 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
          o.error_handler = [](std::exception_ptr) {};
          pool.schedule_cron("* * * * *", "UTC", noop, o);
        }},
+      {"schedule_cron", "max_runs = 3 (the calendar decides the runs)", ia, {"schedule_cron", "max_runs"},
+       [&] {
+         chronopool::periodic_options o;
+         o.max_runs = 3;
+         pool.schedule_cron("* * * * *", "UTC", noop, o);
+       }},
+      {"chronopool::schedule_cron(executor)", "until set", ia, {"schedule_cron", "until"},
+       [&] {
+         chronopool::periodic_options o;
+         o.until = steady::now() + 1h;
+         chronopool::schedule_cron(io.get_executor(), "* * * * *", "UTC", noop, o);
+       }},
       {"schedule_cron", "bad expression", ia, {"minute field", "61"},
        [&] { pool.schedule_cron("61 * * * *", "UTC", noop); }},
       {"schedule_cron", "unknown time zone", ia, {"unknown time zone", "Mars/Olympus_Mons"},
@@ -390,6 +457,52 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
 
 // Untrusted durations (a timeout computed from a client's request) never
 // throw and never overflow: too large means "never", too small means "now".
+// Control calls that are documented no-ops: they return false and change
+// nothing, rather than throw (see scheduled_future<void>'s controls).
+BOOST_AUTO_TEST_CASE(periodic_controls_that_are_no_ops_return_false) {
+  scheduled_thread_pool pool(2);
+  auto noop = [] {};
+  auto periodic = pool.schedule_at_fixed_rate(1h, 1h, noop);
+  BOOST_TEST_MESSAGE("scheduled_future<void>::resume <- a task that is not paused => false");
+  BOOST_TEST(!periodic.resume());
+  BOOST_TEST_MESSAGE("scheduled_future<void>::pause <- a task paused already => false");
+  BOOST_TEST(periodic.pause());
+  BOOST_TEST(!periodic.pause());
+  BOOST_TEST_MESSAGE("scheduled_future<void>::trigger_now <- a paused task => false");
+  BOOST_TEST(!periodic.trigger_now());
+  BOOST_TEST(periodic.cancel());
+  BOOST_TEST_MESSAGE("pause / resume / reschedule / reschedule_next / trigger_now <- a done task => false");
+  BOOST_TEST(!periodic.pause());
+  BOOST_TEST(!periodic.resume());
+  BOOST_TEST(!periodic.reschedule(1s));
+  BOOST_TEST(!periodic.reschedule_next(steady::now()));
+  BOOST_TEST(!periodic.trigger_now());
+  BOOST_TEST_MESSAGE("pause / resume / reschedule / reschedule_next / trigger_now <- a one-shot task => false");
+  auto one_shot = pool.schedule(1h, noop);
+  BOOST_TEST(!one_shot.pause());
+  BOOST_TEST(!one_shot.resume());
+  BOOST_TEST(!one_shot.reschedule(1s));
+  BOOST_TEST(!one_shot.reschedule_next(steady::now()));
+  BOOST_TEST(!one_shot.trigger_now());
+  one_shot.cancel();
+  BOOST_TEST_MESSAGE("periodic_handle: the same on a stopped schedule and on an empty handle => false");
+  boost::asio::io_context io;
+  auto handler = chronopool::schedule_at_fixed_rate(io.get_executor(), 1h, 1h, noop);
+  BOOST_TEST(!handler.resume());
+  BOOST_TEST(handler.pause());
+  BOOST_TEST(!handler.pause());
+  BOOST_TEST(!handler.trigger_now());
+  BOOST_TEST(handler.cancel());
+  BOOST_TEST(!handler.resume());
+  BOOST_TEST(!handler.reschedule(1s));
+  BOOST_TEST(!chronopool::periodic_handle().trigger_now());
+  BOOST_TEST_MESSAGE("pause / resume / trigger_now <- a handle to no task => false");
+  chronopool::scheduled_future<void> none;
+  BOOST_TEST(!none.pause());
+  BOOST_TEST(!none.resume());
+  BOOST_TEST(!none.trigger_now());
+}
+
 BOOST_AUTO_TEST_CASE(untrusted_durations_saturate_everywhere_a_deadline_is_computed) {
   scheduled_thread_pool pool(2);
   using dur = steady::duration;

@@ -14,6 +14,13 @@
 // deadline and check_invariants() must agree with the model; any difference
 // aborts. Tasks are counted by their allocator, so a leaked or doubly freed
 // task shows up even without a sanitizer.
+//
+// Periodic tasks owned by a stand-in for the pool (withdraw, park and
+// reschedule on this queue) also go through the controls of
+// scheduled_future<void>: pause takes a queued one out, resume puts it back
+// at its ideal instant, reschedule_next moves it, trigger_now moves it no
+// later; the model follows, so a control that lost or doubled a queued
+// task is a size or order mismatch.
 #include "byte_reader.hpp"
 
 #include <chronopool/detail/queue/delayed_work_queue.hpp>
@@ -26,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -74,13 +82,29 @@ using key = std::pair<time_point::rep, std::uint64_t>;  // (deadline, sequence)
 
 key key_of(const cpd::task_base& t) { return {t.deadline().time_since_epoch().count(), t.sequence()}; }
 
+/// The pool's part in the controls, on one queue: a paused task is kept by
+/// the harness, a re-queued one is offered here.
+class queue_owner final : public cpd::task_owner {
+ public:
+  explicit queue_owner(cpd::delayed_work_queue& q) : q_(q) {}
+  void on_cancelled(cpd::task_base&) noexcept override {}
+  bool reschedule(cpd::task_base& t) override { return last_offer = q_.offer(task_ptr(&t)); }
+  void report_error(std::exception_ptr, const cpd::task_base&) noexcept override {}
+  bool withdraw(cpd::task_base& t) noexcept override { return q_.remove(t); }
+  bool park(cpd::task_base& t, bool from_queue) noexcept override { return !from_queue || q_.remove(t); }
+  bool last_offer = false;
+
+ private:
+  cpd::delayed_work_queue& q_;
+};
+
 class harness {
  public:
   // The first byte picks the near window, from 2 ns to about 4 s: small ones
   // move tasks from the far tier into the heap all through a run.
   explicit harness(fuzz::byte_reader& in)
       : in_(in), base_(clock::now()), near_bits_(1 + static_cast<unsigned>(in_.pick(32))), other_(near_bits_),
-        q_(near_bits_) {}
+        q_(near_bits_), owner_(q_) {}
 
   void run() {
     for (int steps = 0; !in_.empty() && steps < 4096; ++steps) {
@@ -143,7 +167,7 @@ class harness {
   }
 
   void step() {
-    switch (in_.pick(14)) {
+    switch (in_.pick(16)) {
       case 0: {  // offer
         task_ptr t = make(deadline());
         expect(q_.offer(t), "offer refused a live task");
@@ -296,11 +320,93 @@ class harness {
         expect(q_.current_mode() == mode_, "set_mode moved the mode backwards");
         break;
       }
+      case 14: {  // offer a periodic task owned by the queue's stand-in pool
+        task_ptr t = cpd::make_task(cpd::task_kind::fixed_rate, [] {}, counting_allocator<void>());
+        const time_point first = deadline();
+        t->set_periodic(1ms, first, {});  // no jitter, no leeway: the deadline is the instant
+        t->set_sequence(next_sequence_++);
+        ideal_[t->sequence()] = first;
+        t->set_owner(&owner_);
+        expect(q_.offer(t), "offer refused a live periodic task");
+        queued(std::move(t));
+        break;
+      }
+      case 15: {  // a control on a queued or paused periodic task
+        control();
+        break;
+      }
       default: {  // drop references held outside the queue (frees their tasks)
         out_.clear();
         other_tasks_.clear();
         break;
       }
+    }
+  }
+
+  void control() {
+    if (!paused_.empty() && in_.pick(2) == 0) {  // resume a paused task at its old deadline
+      const std::size_t i = in_.pick(paused_.size());
+      task_ptr t = std::move(paused_[i]);
+      paused_.erase(paused_.begin() + static_cast<std::ptrdiff_t>(i));
+      expect(t->resume(), "resume of a paused task refused");
+      // At its ideal instant: where the pause left it (an extra run dropped).
+      expect(t->deadline() == ideal_[t->sequence()], "resume queued the task elsewhere than its ideal instant");
+      if (owner_.last_offer) {
+        queued(std::move(t));
+      } else {
+        expect(t->cancelled(), "a refused re-queue did not cancel the task");
+        out_.push_back(std::move(t));
+      }
+      return;
+    }
+    const task_ptr* picked = pick_queued();
+    if (picked == nullptr || !(*picked)->is_periodic()) return;
+    task_ptr t = *picked;
+    const bool live = !t->cancelled();
+    const key old = key_of(*t);
+    switch (in_.pick(4)) {
+      case 0:  // pause: out of the queue
+        expect(t->pause() == live, "pause of a queued task answered wrongly");
+        if (!live) return;
+        expect(t->paused(), "a paused task is not paused");
+        triggered_.erase(t->sequence());  // a pause drops the queued extra run
+        model_.erase(old);
+        paused_.push_back(std::move(t));
+        return;
+      case 1: {  // reschedule_next: moved
+        const time_point next = deadline();
+        expect(t->rebase(cpd::duration::zero(), next) == live, "rebase of a queued task answered wrongly");
+        if (!live) return;
+        model_.erase(old);
+        ideal_[t->sequence()] = next;
+        // A queued extra run (trigger_now) stays due; otherwise the task moves.
+        if (triggered_.count(t->sequence()) != 0) {
+          expect(t->deadline().time_since_epoch().count() == old.first, "rebase moved a queued extra run");
+        } else {
+          expect(t->deadline() == next, "rebase did not move the deadline");
+        }
+        break;
+      }
+      case 2: {  // trigger_now: due now, or as early as it was
+        const bool ok = t->trigger_now();
+        if (!live) return expect(!ok, "trigger_now of a cancelled task");
+        // At most one extra run is pending: a second trigger is a no-op.
+        expect(ok == (triggered_.count(t->sequence()) == 0), "trigger_now answered wrongly");
+        if (!ok) return;
+        triggered_.insert(t->sequence());
+        model_.erase(old);
+        expect(t->deadline().time_since_epoch().count() <= old.first, "trigger_now made the task later");
+        break;
+      }
+      default:  // resume of a task that is not paused: a no-op
+        expect(!t->resume(), "resume of a queued task did something");
+        return;
+    }
+    if (owner_.last_offer) {
+      queued(std::move(t));
+    } else {
+      expect(t->cancelled(), "a refused re-queue did not cancel the task");
+      out_.push_back(std::move(t));
     }
   }
 
@@ -326,8 +432,14 @@ class harness {
   std::map<key, task_ptr> model_;
   std::vector<task_ptr> out_;          // once queued here, now taken out
   std::vector<task_ptr> other_tasks_;  // queued in other_
+  std::vector<task_ptr> paused_;       // periodic tasks paused out of q_
+  // By sequence (never reused): periodic tasks queued with an extra run
+  // pending (none ever runs here), and each periodic task's ideal instant.
+  std::set<std::uint64_t> triggered_;
+  std::map<std::uint64_t, time_point> ideal_;
   queue other_;
   queue q_;
+  queue_owner owner_;  // after q_: it refers to it
 };
 
 }  // namespace

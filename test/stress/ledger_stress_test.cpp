@@ -93,6 +93,7 @@ struct outcome_counts {
   std::uint64_t pending_dropped = 0;          // returned by shutdown_now(), dropped by the test
   std::uint64_t periodic = 0;
   std::uint64_t periodic_runs = 0;
+  std::uint64_t periodic_controls = 0;  // pause/resume/reschedule/trigger_now calls that changed a task
   stress::timer_counts timers;
   std::uint64_t violations = 0;
 
@@ -109,6 +110,7 @@ struct outcome_counts {
     pending_dropped += o.pending_dropped;
     periodic += o.periodic;
     periodic_runs += o.periodic_runs;
+    periodic_controls += o.periodic_controls;
     timers.add(o.timers);
     violations += o.violations;
   }
@@ -117,7 +119,8 @@ struct outcome_counts {
     os << "one-shots=" << total() << " ran=" << ran << " cancelled=" << cancelled
        << " cancelled_while_running=" << cancelled_while_running << " rejected=" << rejected
        << " shutdown_now_ran=" << pending_ran << " shutdown_now_dropped=" << pending_dropped
-       << " failed_thread_starts=" << failed_thread_starts << " | periodic=" << periodic << " periodic_runs=" << periodic_runs << " | " << timers.str()
+       << " failed_thread_starts=" << failed_thread_starts << " | periodic=" << periodic << " periodic_runs=" << periodic_runs
+       << " periodic_controls=" << periodic_controls << " | " << timers.str()
        << " | violations=" << violations;
     return os.str();
   }
@@ -251,6 +254,7 @@ outcome_counts run_iteration(const iteration_config& cfg) {
               chronopool::periodic_options po;
               rec.policy = po.missed_ticks = static_cast<chronopool::missed_tick_policy>(std::uniform_int_distribution<int>(0, 2)(rng));
               if (percent(rng) < 300) po.jitter = 0.5;
+              if (percent(rng) < 200) rec.max_runs = po.max_runs = std::uniform_int_distribution<std::uint64_t>(1, 20)(rng);
               auto body = [&rec] { rec.run(); };
               // @p at_least: the initial delay as the ledger counts it (clamped
               // to [0, max]; converting hours::max() itself would overflow).
@@ -301,6 +305,36 @@ outcome_counts run_iteration(const iteration_config& cfg) {
             if (r < 62 && periodic_made > 0) {  // cancel a random periodic task
               periodic_record& victim = my_periodics[std::uniform_int_distribution<std::size_t>(0, periodic_made - 1)(rng)];
               victim.future.cancel(r % 2 == 0);
+              continue;
+            }
+            if (r >= 65 && r < 75 && periodic_made > 0) {
+              // Control a random periodic task of this producer's: each call
+              // races the task's runs on the pool's threads.
+              periodic_record& rec = my_periodics[std::uniform_int_distribution<std::size_t>(0, periodic_made - 1)(rng)];
+              if (!rec.future.valid()) continue;
+              bool changed = false;
+              switch (r % 5) {
+                case 0:
+                  changed = rec.future.pause();
+                  if (changed && rec.future.paused()) {  // taken out of the queue: no run may follow
+                    rec.runs_when_paused = rec.runs.load();
+                    rec.held_paused = true;
+                  }
+                  break;
+                case 1:
+                  changed = rec.future.resume();
+                  if (changed) rec.held_paused = false;
+                  break;
+                case 2:
+                  changed = rec.future.reschedule(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 5)(rng)));
+                  break;
+                case 3: changed = rec.future.trigger_now(); break;
+                default: changed = rec.future.reschedule_next(periodic_record::clock::now()); break;
+              }
+              if (changed) {
+                rec.controlled = true;
+                ++rec.controls;
+              }
               continue;
             }
             if (r < 64) {
@@ -366,6 +400,13 @@ outcome_counts run_iteration(const iteration_config& cfg) {
               }
               if (rec.future.cancel(true)) rec.cancel_won = true;
             }
+          }
+          // A task paused out of the queue and still paused (not resumed,
+          // not swept by a shutdown) has not run since the pause.
+          for (std::size_t i = 0; i < periodic_made; ++i) {
+            const periodic_record& rec = my_periodics[i];
+            if (rec.held_paused && rec.future.paused() && rec.runs.load() != rec.runs_when_paused)
+              violations.add("a paused periodic task ran while paused");
           }
         });
       }
@@ -516,6 +557,7 @@ outcome_counts run_iteration(const iteration_config& cfg) {
     if (!rec.future.valid() && !rec.rejected) continue;  // never made
     ++counts.periodic;
     counts.periodic_runs += static_cast<std::uint64_t>(rec.runs.load());
+    counts.periodic_controls += static_cast<std::uint64_t>(rec.controls);
     if (const std::string v = rec.check(); !v.empty()) violations.add(v);
     if (!rec.rejected && !rec.future.done()) violations.add("a periodic future is not done at the end");
   }
@@ -576,6 +618,7 @@ BOOST_AUTO_TEST_CASE(ledger_every_task_ends_exactly_once) {
   BOOST_TEST(all.pending_ran > 0u);
   BOOST_TEST(all.pending_dropped > 0u);
   BOOST_TEST(all.periodic_runs > 0u);
+  BOOST_TEST(all.periodic_controls > 0u);
   BOOST_TEST(all.timers.succeeded > 0u);
   BOOST_TEST(all.timers.aborted > 0u);
   BOOST_TEST(all.timers.rearmed_in_handler > 0u);

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace stress {
@@ -26,6 +27,15 @@ struct periodic_record {
   bool never = false;              // initial delay too large to represent: must never run
   clock::time_point submitted{};   // taken just before the submitting call
   chronopool::missed_tick_policy policy = chronopool::missed_tick_policy::burst;
+  std::optional<std::uint64_t> max_runs;  // periodic_options::max_runs, when set
+
+  // Written by the producer that owns the record (the only one controlling
+  // it): pause, resume, reschedule and trigger_now move the schedule, so the
+  // schedule bound (max_runs_allowed) no longer applies once one succeeded.
+  bool controlled = false;
+  int controls = 0;        // control calls that returned true
+  bool held_paused = false;  // paused() was true right after a pause: no run may follow while it lasts
+  int runs_when_paused = 0;
 
   // Written by the runs.
   std::atomic<int> runs{0};
@@ -70,6 +80,10 @@ struct periodic_record {
   std::string check() const {
     if (max_in_flight.load() > 1) return "periodic runs overlapped";
     if (rejected) return runs.load() != 0 ? "a rejected periodic task ran" : "";
+    if (max_runs && static_cast<std::uint64_t>(runs.load()) > *max_runs)
+      return "a periodic task ran " + std::to_string(runs.load()) + " times, more than its max_runs " +
+             std::to_string(*max_runs);
+    if (controlled) return "";  // the schedule was moved: only the checks above apply
     if (never && runs_by_pool != 0) return "a periodic task with a 'never' initial delay ran";
     if (runs_by_pool > 0 && runs_by_pool > max_runs_allowed())
       return std::string(fixed_rate ? "fixed-rate" : "fixed-delay") + " task ran " + std::to_string(runs_by_pool) +

@@ -225,7 +225,7 @@ class scheduled_thread_pool::basic_executor_type : detail::pool_executor_bits {
 
   template <class Function, class OtherAllocator>
   static detail::task_ptr make(Function&& f, const OtherAllocator& a) {
-    detail::task_ptr t = detail::make_task(detail::task_kind::one_shot, std::forward<Function>(f), a);
+    detail::task_ptr t = detail::make_one_shot_task(std::forward<Function>(f), a);
     t->set_reports_errors(true);
     return t;
   }

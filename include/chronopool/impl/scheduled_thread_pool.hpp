@@ -12,7 +12,7 @@ namespace chronopool {
 template <class F>
 detail::task_ptr scheduled_thread_pool::make_one_shot(F&& f, time_point deadline, const char* where) {
   detail::check_not_empty(f, where);
-  detail::task_ptr t = detail::make_task(detail::task_kind::one_shot, std::forward<F>(f));
+  detail::task_ptr t = detail::make_one_shot_task(std::forward<F>(f));
   t->set_deadline(deadline);
   return t;
 }
@@ -121,7 +121,7 @@ scheduled_future<void> scheduled_thread_pool::schedule_periodic_from(detail::tas
   const duration p = detail::saturating_duration(period, "period");
   check_periodic(p, options, where);
   detail::check_not_empty(f, where);
-  detail::task_ptr t = detail::make_task(kind, std::forward<F>(f));
+  detail::task_ptr t = detail::make_periodic_task(kind, std::forward<F>(f));
   t->set_periodic(p, first, options);
   enqueue(t, where);
   return scheduled_future<void>(std::move(t));

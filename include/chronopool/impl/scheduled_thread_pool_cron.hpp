@@ -102,8 +102,9 @@ scheduled_future<void> scheduled_thread_pool::schedule_cron(const cron_schedule&
   if (!st->cursor.start(detail::system_now()))
     throw std::invalid_argument("chronopool: schedule_cron: the schedule names no instant ahead");
   typename run::state* const raw = st.get();
-  detail::task_ptr t = detail::make_task(detail::task_kind::fixed_delay, run(std::forward<F>(f), std::move(st)));
+  detail::task_ptr t = detail::make_periodic_task(detail::task_kind::fixed_delay, run(std::forward<F>(f), std::move(st)));
   raw->task = t.get();
+  t->set_calendar();
   run::arm(*raw, raw->cursor.current());
   enqueue(t, where);
   return scheduled_future<void>(std::move(t));

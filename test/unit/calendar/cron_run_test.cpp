@@ -257,9 +257,37 @@ BOOST_AUTO_TEST_CASE(a_long_run_misfires_by_the_policy) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(the_schedule_controls_are_no_ops_on_a_calendar_task) {
+  chronopool::scheduled_thread_pool pool(1);
+  std::atomic<int> n{0};
+  auto fut = pool.schedule_cron("0 0 1 1 *", "UTC", [&] { ++n; });  // yearly: no run during the test
+  BOOST_TEST(!fut.pause());
+  BOOST_TEST(!fut.paused());
+  BOOST_TEST(!fut.resume());
+  BOOST_TEST(!fut.reschedule(1s));
+  BOOST_TEST(!fut.reschedule_next(std::chrono::steady_clock::now()));
+  BOOST_TEST(!fut.trigger_now());
+  BOOST_TEST(fut.cancel(false));
+  BOOST_TEST(n.load() == 0);  // no extra run was added
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(cron_handlers)
+
+BOOST_AUTO_TEST_CASE(the_schedule_controls_are_no_ops_on_a_calendar_handler) {
+  asio::io_context io;
+  auto h = chronopool::schedule_cron(io.get_executor(), "* * * * *", "UTC", [] {});
+  BOOST_TEST(!h.pause());
+  BOOST_TEST(!h.paused());
+  BOOST_TEST(!h.resume());
+  BOOST_TEST(!h.reschedule(1s));
+  BOOST_TEST(!h.reschedule_next(std::chrono::steady_clock::now()));
+  BOOST_TEST(!h.trigger_now());
+  BOOST_TEST(h.active());
+  BOOST_TEST(h.cancel());
+  io.run();  // the cancelled wait completes at once
+}
 
 BOOST_AUTO_TEST_CASE(executor_form_ticks_at_the_instants_and_stops_itself) {
   asio::io_context io;

@@ -26,6 +26,7 @@ inline std::ostream& boost_test_print_type(std::ostream& os, task_status s) {
   switch (s) {
     case task_status::pending: return os << "pending";
     case task_status::running: return os << "running";
+    case task_status::paused: return os << "paused";
     case task_status::succeeded: return os << "succeeded";
     case task_status::failed: return os << "failed";
     case task_status::cancelled: return os << "cancelled";

@@ -51,6 +51,24 @@ const R& result_of(const cpd::task_ptr& t) {
 
 BOOST_AUTO_TEST_SUITE(task_status_machine)
 
+// A one-shot task carries no periodic schedule: the periodic fields live in
+// the periodic task's periodic_task_state. The bound is for LP64 with
+// libstdc++ or libc++ (8-byte stop_source and exception_ptr): the vtable
+// pointer, the heap node (3 words), the stop source, the flags word, the
+// error, the owner, the counters word, the waiter list and the schedule
+// pointer, then the callable's optional.
+BOOST_AUTO_TEST_CASE(a_one_shot_task_has_no_periodic_state) {
+  auto f = [] {};
+  using one_shot = cpd::task_impl<decltype(f), void, std::allocator<void>, false>;
+  using periodic = cpd::task_impl<decltype(f), void, std::allocator<void>, true>;
+  BOOST_TEST(sizeof(one_shot) + sizeof(cpd::periodic_task_state) <= sizeof(periodic));
+  if constexpr (sizeof(void*) == 8) BOOST_TEST(sizeof(one_shot) <= 96u);
+  cpd::task_ptr t = cpd::make_task(cpd::task_kind::one_shot, f);
+  BOOST_TEST((t->period() == cpd::duration::zero()));
+  BOOST_TEST(!t->pause());
+  BOOST_TEST(!t->trigger_now());
+}
+
 BOOST_AUTO_TEST_CASE(try_start_moves_pending_to_running_once) {
   cpd::task_ptr t = cpd::make_task(cpd::task_kind::one_shot, [] {});
   BOOST_TEST(t->status() == task_status::pending);

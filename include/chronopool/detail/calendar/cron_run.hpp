@@ -61,7 +61,9 @@ class cron_cursor {
 
 /// Throws std::invalid_argument naming @p where unless @p options fit a
 /// calendar schedule: jitter and leeway are fractions and slots of a fixed
-/// period, which a calendar schedule does not have; both must be 0.
+/// period, which a calendar schedule does not have; both must be 0. The end
+/// conditions (max_runs, until) must be empty: the calendar and the misfire
+/// rule alone decide the runs.
 void validate_cron_options(const periodic_options& options, const char* where);
 
 /// A calendar callable is invocable with a cron_fire, or with nothing, and

@@ -111,6 +111,12 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   // task_owner
   void on_cancelled(task_base& t) noexcept override;
   bool reschedule(task_base& t) override;
+  bool withdraw(task_base& t) noexcept override;
+  bool park(task_base& t, bool from_queue) noexcept override;
+  void unpark(task_base& t) noexcept override;
+  /// Cancels every paused task (shutdown() without periodic continuation,
+  /// shutdown_now(), close()): none may outlive the pool.
+  void cancel_parked() noexcept;
   void report_error(std::exception_ptr error, const task_base& t) noexcept override;
   /// Reports an error not tied to a queued task: @p source names where it
   /// came from, @p event is the log record's event name.
@@ -227,6 +233,9 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   // the paths that remove queued work (after their removal, which the
   // queue's lock orders against a waiter's check).
   std::atomic<bool> quiet_watched_{false};
+  // Paused periodic tasks (see park()): few, rarely changed, so a vector.
+  std::mutex parked_mutex_;
+  std::vector<task_ptr> parked_;  // guarded by parked_mutex_
 };
 
 }  // namespace chronopool::detail

@@ -10,11 +10,30 @@
 //      │  └───────────────────┘
 //      └──────cancel──────▶ cancelled ◀──cancel── running (result discarded)
 //
+// Periodic tasks also have `paused` (neither queued nor running):
+//
+//   pending ──pause (taken out of the queue)──▶ paused ──resume──▶ pending
+//   running ──finish_run (a pause was asked)──▶ paused
+//   paused ──cancel──▶ cancelled      paused ──resume (past `until`)──▶ succeeded
+//
+// The controls (pause, resume, rebase, trigger_now) and a periodic run's
+// re-arming in finish_run() hold the task's control lock (striped, like the
+// waiters'), so a control call sees a task either queued, running, or
+// paused, never halfway through being re-queued; the one-shot path never
+// takes it. A pending task a worker has already taken from the queue but
+// not yet started counts as running for the controls.
+//
 // Whoever moves a task out of `pending` into a done state releases the
 // callable; a running task's is released by its runner. Waiters use a
 // striped lock shared by all tasks, so a task carries no mutex of its own.
+//
+// A periodic task's schedule (period, ideal instant, jitter, leeway, the
+// controls' requests, the end conditions) is a periodic_task_state in the
+// periodic task's own allocation, reached through periodic_, which is null
+// for a one-shot task: a one-shot task carries none of it.
 #pragma once
 
+#include <chronopool/detail/pool/periodic_task_state.hpp>
 #include <chronopool/detail/queue/deadline_index.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
@@ -31,7 +50,8 @@ namespace chronopool::detail {
 
 enum class task_kind : std::uint8_t { one_shot, fixed_rate, fixed_delay };
 
-enum class task_status : std::uint8_t { pending, running, succeeded, failed, cancelled };
+// Order matters: done() is `>= succeeded`.
+enum class task_status : std::uint8_t { pending, running, paused, succeeded, failed, cancelled };
 
 class task_base;
 
@@ -71,6 +91,25 @@ class task_owner {
   virtual bool reschedule(task_base& t) = 0;
   /// An error that nobody will read from a future.
   virtual void report_error(std::exception_ptr error, const task_base& t) noexcept = 0;
+  /// Takes a queued task out of the queue without ending it (a reschedule
+  /// or trigger moves it); false when it is not queued here. By default
+  /// nothing is ever withdrawn, and the controls wait for the task's run.
+  virtual bool withdraw(task_base& t) noexcept {
+    (void)t;
+    return false;
+  }
+  /// Keeps a task that is about to be paused (taken out of the queue first
+  /// when @p from_queue), so that a shutdown can end it: a paused task is in
+  /// no queue, and must not outlive its owner. False when it may not be
+  /// paused (the owner no longer runs it) or, with @p from_queue, is not
+  /// queued here. By default nothing can be paused.
+  virtual bool park(task_base& t, bool from_queue) noexcept {
+    (void)t;
+    (void)from_queue;
+    return false;
+  }
+  /// Forgets a parked task (resumed, or cancelled while paused).
+  virtual void unpark(task_base& t) noexcept { (void)t; }
 
  protected:
   ~task_owner() = default;
@@ -95,13 +134,25 @@ class task_base : public index_node {
   task_kind kind() const noexcept { return kind_; }
   bool is_periodic() const noexcept { return kind_ != task_kind::one_shot; }
   /// Sets a periodic schedule; @p first is the ideal deadline of the first run.
-  void set_periodic(duration period, time_point first, const periodic_options& opts) noexcept;
-  duration period() const noexcept { return period_; }
+  /// Throws std::invalid_argument for a max_runs of 0 or an `until` not
+  /// after @p first (see validate_periodic_end()). Only for a periodic task
+  /// (made with a periodic kind, so that it has its periodic_task_state).
+  void set_periodic(duration period, time_point first, const periodic_options& opts);
+  /// The period (fixed delay: the delay); zero for a one-shot task.
+  duration period() const noexcept {
+    return periodic_ != nullptr ? periodic_->period.load(std::memory_order_relaxed) : duration::zero();
+  }
+  /// The periodic_options::leeway it was scheduled with; zero for a one-shot task.
+  duration leeway() const noexcept { return periodic_ != nullptr ? periodic_->leeway : duration::zero(); }
   /// Internal work (a timer service's wake-up), as opposed to a user's task:
   /// never handed back by shutdown_now(); cancelling it aborts the timer
   /// waits it would have woken instead.
   void set_internal(bool v) noexcept { internal_ = v; }
   bool is_internal() const noexcept { return internal_; }
+  /// A calendar task (schedule_cron): its callable sets every next deadline
+  /// (set_periodic during its run), so the controls, which would re-base or
+  /// add runs behind its back, are no-ops returning false. Periodic tasks only.
+  void set_calendar() noexcept { periodic_->calendar = true; }
   /// Fire-and-forget work (execute): errors go to the owner's error handler.
   void set_reports_errors(bool v) noexcept { reports_errors_ = v; }
   bool reports_errors() const noexcept { return reports_errors_; }
@@ -144,8 +195,37 @@ class task_base : public index_node {
 
   /// Called by a periodic run that returned periodic_control::stop: the
   /// run ends the schedule and the task succeeds. Only the running thread
-  /// writes and reads it.
-  void end_schedule_after_run() noexcept { ends_schedule_ = true; }
+  /// writes and reads it. Periodic tasks only.
+  void end_schedule_after_run() noexcept { periodic_->ends_schedule = true; }
+
+  // ---- control of a periodic schedule (scheduled_future<void>) -------------
+  // Each returns true when it changed something, false (a no-op) for a
+  // one-shot, calendar or done task and as documented on
+  // scheduled_future<void>.
+
+  /// Queued: taken out of the queue, now paused. Running (or taken by a
+  /// worker): paused when the run ends. False when paused or pausing already.
+  bool pause() noexcept;
+  /// Paused: queued again at its next ideal instant (an instant missed while
+  /// paused runs at once, then the missed-tick policy places the next), or
+  /// succeeded when that instant is at or after `until`. Pausing (the run
+  /// has not ended): the pause is withdrawn. False otherwise.
+  bool resume() noexcept;
+  /// Whether the task is paused (a pause asked during a run counts once the
+  /// run ended).
+  bool paused() const noexcept { return status() == task_status::paused; }
+  /// Re-bases the schedule: the next ideal instant becomes @p next, and the
+  /// period @p period unless it is zero. Queued: moved under the queue's
+  /// lock; running: applied when the run ends; paused: applied on resume.
+  bool rebase(duration period, time_point next) noexcept;
+  /// One extra run as soon as possible, never overlapping: queued, it is
+  /// moved to now; running, it runs again right after. A fixed-rate grid is
+  /// not shifted. False when paused or pausing, or when an extra run is
+  /// already pending (they do not accumulate).
+  bool trigger_now() noexcept;
+  /// Whether @p now is at or after the schedule's `until` (never when none).
+  /// Periodic tasks only.
+  bool past_end(time_point now) const noexcept { return periodic_->has_until && now >= periodic_->until; }
 
   /// Asks a running callable that takes a std::stop_token to stop.
   void request_stop() noexcept { stop_.request_stop(); }
@@ -195,26 +275,34 @@ class task_base : public index_node {
   virtual void discard() noexcept { cancel(false); }
 
  protected:
+  /// A periodic task's constructor hands over its schedule, which lives as
+  /// long as the task (in the same allocation).
+  void attach_periodic(periodic_task_state& s) noexcept { periodic_ = &s; }
 
   std::stop_source stop_{std::nostopstate};
 
  private:
   bool complete(task_status final_status, std::exception_ptr error) noexcept;
+  /// @p from (pending withdrawn from the queue, or paused) → succeeded: the
+  /// schedule reached its `until`. Call under the control lock; the caller
+  /// then calls finish_ended() outside it when this returned true.
+  bool end_from(task_status from) noexcept;
+  void finish_ended() noexcept;
+  /// max_runs: counts this run of the periodic task @p p; true when it was
+  /// the last one. Runner only.
+  static bool count_run(periodic_task_state& p) noexcept { return p.max_runs != 0 && ++p.runs >= p.max_runs; }
+  /// Queued again through @p o (false: the owner refused it). Under the
+  /// control lock; the caller cancels the task outside it when refused.
+  bool requeue(task_owner* o) noexcept;
   void destroy_async_waiters() noexcept;
   /// Wakes the blocked waiters and completes the async ones.
   void notify_waiters() noexcept;
-  time_point next_deadline(time_point started, time_point finished) noexcept;
+  time_point next_deadline(periodic_task_state& p, time_point started, time_point finished) noexcept;
 
   task_kind kind_;
   bool reports_errors_ = false;
   bool internal_ = false;
-  bool continue_after_error_ = false;
-  bool ends_schedule_ = false;
-  missed_tick_policy missed_ticks_ = missed_tick_policy::burst;
-  double jitter_ = 0.0;
-  duration leeway_{};
-  duration period_{};
-  time_point ideal_{};  // periodic: the un-jittered deadline of the current run
+  periodic_task_state* periodic_ = nullptr;  // null: one-shot (see the file comment)
   std::exception_ptr error_;
   std::atomic<task_owner*> owner_{nullptr};
   std::atomic<std::uint32_t> refs_{0};

@@ -89,12 +89,18 @@ class task_with_result<void> : public task_base {
   using task_base::task_base;
 };
 
-template <class F, class R, class Allocator>
+/// What a one-shot task has in place of a periodic_task_state: nothing.
+struct no_periodic_state {};
+
+/// A task with callable F and result R, allocated with Allocator. A
+/// Periodic one holds its periodic_task_state; a one-shot one does not.
+template <class F, class R, class Allocator, bool Periodic>
 class task_impl final : public task_with_result<R> {
  public:
   template <class G>
   task_impl(task_kind kind, G&& g, const Allocator& a)
       : task_with_result<R>(kind), fn_(std::in_place, std::forward<G>(g)), allocator_(a) {
+    if constexpr (Periodic) this->attach_periodic(schedule_);
     if constexpr (takes_stop_token_v<F>) this->stop_ = std::stop_source();
   }
 
@@ -102,13 +108,21 @@ class task_impl final : public task_with_result<R> {
   using self_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<task_impl>;
 
   void do_invoke() override {
+    // periodic_options::until: a run taken so late that it would start at
+    // or after the end does not call the callable; it ends the schedule.
+    if constexpr (Periodic) {
+      if (this->past_end(clock::now())) [[unlikely]] {
+        this->end_schedule_after_run();
+        return;
+      }
+    }
     F& f = *fn_;
     if constexpr (std::is_void_v<R>) {
       call(f);
     } else if constexpr (std::is_same_v<R, periodic_control>) {
       // A periodic run steers its schedule; a one-shot one has a result.
       const periodic_control c = call(f);
-      if (this->is_periodic()) {
+      if constexpr (Periodic) {
         if (c == periodic_control::stop) this->end_schedule_after_run();
       } else {
         this->result_.emplace(c);
@@ -136,16 +150,18 @@ class task_impl final : public task_with_result<R> {
 
   std::optional<F> fn_;
   [[no_unique_address]] Allocator allocator_;
+  [[no_unique_address]] std::conditional_t<Periodic, periodic_task_state, no_periodic_state> schedule_;
 };
 
 /// Allocates a task for @p f with @p alloc (rebound to the task's type). One
-/// allocation holds the callable, the result slot and the bookkeeping.
-template <class F, class Allocator = std::allocator<void>>
-task_ptr make_task(task_kind kind, F&& f, const Allocator& alloc = Allocator()) {
+/// allocation holds the callable, the result slot, the bookkeeping and, for
+/// a Periodic task, its schedule.
+template <bool Periodic, class F, class Allocator>
+task_ptr allocate_task(task_kind kind, F&& f, const Allocator& alloc) {
   using fn_type = std::decay_t<F>;
   using result_type = callable_result_t<fn_type>;
   static_assert(!std::is_reference_v<result_type>, "chronopool: a task must return a value or void, not a reference");
-  using impl = task_impl<fn_type, result_type, Allocator>;
+  using impl = task_impl<fn_type, result_type, Allocator, Periodic>;
   using impl_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<impl>;
   impl_allocator a(alloc);
   impl* p = std::allocator_traits<impl_allocator>::allocate(a, 1);
@@ -156,6 +172,27 @@ task_ptr make_task(task_kind kind, F&& f, const Allocator& alloc = Allocator()) 
     throw;
   }
   return task_ptr(p);
+}
+
+/// A one-shot task for @p f: no periodic_task_state.
+template <class F, class Allocator = std::allocator<void>>
+task_ptr make_one_shot_task(F&& f, const Allocator& alloc = Allocator()) {
+  return allocate_task<false>(task_kind::one_shot, std::forward<F>(f), alloc);
+}
+
+/// A periodic task (@p kind fixed_rate or fixed_delay) for @p f; give it its
+/// schedule with set_periodic() before queueing it.
+template <class F, class Allocator = std::allocator<void>>
+task_ptr make_periodic_task(task_kind kind, F&& f, const Allocator& alloc = Allocator()) {
+  return allocate_task<true>(kind, std::forward<F>(f), alloc);
+}
+
+/// A task of @p kind, either form (for callers that pick the kind at run
+/// time; each form is instantiated).
+template <class F, class Allocator = std::allocator<void>>
+task_ptr make_task(task_kind kind, F&& f, const Allocator& alloc = Allocator()) {
+  if (kind == task_kind::one_shot) return make_one_shot_task(std::forward<F>(f), alloc);
+  return make_periodic_task(kind, std::forward<F>(f), alloc);
 }
 
 }  // namespace chronopool::detail

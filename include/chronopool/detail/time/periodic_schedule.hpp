@@ -28,6 +28,12 @@ time_point next_fixed_rate_instant(time_point ideal, duration period, time_point
 /// and the jitter is in [0, 1).
 void validate_periodic(duration period, const periodic_options& options, const char* where);
 
+/// Throws std::invalid_argument unless the end conditions of @p options
+/// hold for a schedule whose first ideal instant is @p first: max_runs, if
+/// set, is positive; until, if set, is after @p first (the message names
+/// both instants, as nanoseconds on the steady clock).
+void validate_periodic_end(time_point first, const periodic_options& options);
+
 /// Throws std::invalid_argument naming @p where unless @p leeway is in
 /// [0, @p period): a slot as wide as the period could hold two ticks.
 void validate_leeway(duration period, duration leeway, const char* where);
