@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The chronopool_v1 Redis function library, called directly on a real Redis:
+// The chronopool_v2 Redis function library, called directly on a real Redis:
 // claim / ack / nack / extend / cancel semantics, fencing tokens, misfire
 // policies and the wake channel.
 #include <boost/test/unit_test.hpp>
@@ -43,7 +43,7 @@ struct library_fixture {
   }
 
   std::int64_t server_now() {
-    auto v = redis.exec({"FCALL", "cp_time_v1", "1", ks.due_key()});
+    auto v = redis.exec({"FCALL", "cp_time_v2", "1", ks.due_key()});
     BOOST_TEST_REQUIRE(v.is_integer());
     return v.integer;
   }
@@ -263,7 +263,10 @@ BOOST_AUTO_TEST_CASE(nack_gives_the_same_occurrence_back_after_the_retry_delay) 
   auto c = claim();
   BOOST_TEST_REQUIRE(c.fires.size() == 1u);
   std::int64_t at = 0;
-  BOOST_TEST(!cd::detail::parse_integer(redis.exec(cd::detail::nack_call(ks, "n", c.fires[0].token, 1000)), at));
+  bool dead = true;
+  // Jitter 0: the full backoff of the default policy, 1 s before the second attempt.
+  BOOST_TEST(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "n", c.fires[0].token, 0, "boom")), dead, at));
+  BOOST_TEST(!dead);
   auto early = claim();  // well within the 1 s retry delay, even on a loaded machine
   BOOST_TEST(early.fires.empty());
   BOOST_TEST(early.next_event_ms == at);

@@ -146,8 +146,11 @@ BOOST_AUTO_TEST_CASE(at_maxmemory_fires_are_acked_extended_released_and_cancelle
   bool acked = false;
   ec = cd::detail::parse_ack(r.exec(cd::detail::ack_call(ks, fa.id, fa.token)), acked, n);
   BOOST_TEST(!ec, "ack: " << ec.message());
-  ec = cd::detail::parse_integer(r.exec(cd::detail::nack_call(ks, fb.id, fb.token, 3'600'000)), n);
+  bool dead = true;
+  // Jitter 0: the default policy's full first backoff, 1 s, so "b" is not claimed again below.
+  ec = cd::detail::parse_nack(r.exec(cd::detail::nack_call(ks, fb.id, fb.token, 0, "failed at maxmemory")), dead, n);
   BOOST_TEST(!ec, "nack: " << ec.message());
+  BOOST_TEST(!dead);
   ec = cd::detail::parse_integer(r.exec(cd::detail::cancel_call(ks, "d")), n);
   BOOST_TEST(!ec, "cancel: " << ec.message());
   cd::detail::claim_result later;
