@@ -85,7 +85,9 @@ local function remove_schedule(p, id)
   return existed
 end
 
--- The policy of schedules created without one (by chronopool_v1).
+-- The policy of schedules stored without one: created with the default
+-- policy (failure_policy{} in scheduler_options.hpp: keep the two equal),
+-- or by chronopool_v1.
 local default_policy = {max_attempts = 5, backoff = 1000, mult = 2, backoff_max = 60000}
 local max_error_bytes = 1024
 
@@ -145,7 +147,9 @@ end
 -- ARGV: id, task, payload, kind (once|rate|delay), at_mode (abs|in),
 --       at (ms: unix time for abs, delay for in), period_ms,
 --       misfire (once|skip|catch_up), catch_up_max, replace (0|1),
---       max_attempts, backoff_ms, backoff_mult, backoff_max_ms
+--       [max_attempts, backoff_ms, backoff_mult, backoff_max_ms]
+-- The failure policy is sent, and stored, only when it is not the default
+-- one: a creation then costs what it did in chronopool_v1.
 -- Returns {due, now}.
 local function put(keys, args)
   local p = prefix_of(keys)
@@ -154,7 +158,8 @@ local function put(keys, args)
   local period = to_int(args[7], 'period')
   local misfire, catch_up = args[8], to_int(args[9], 'catch_up')
   local replace = args[10] == '1'
-  local policy = policy_args(args, 11)
+  local policy = {}
+  if args[11] ~= nil then policy = policy_args(args, 11) end
   if id == nil or id == '' then error({err = 'BADARG id must not be empty'}) end
   if task == nil or task == '' then error({err = 'BADARG task must not be empty'}) end
   if kind ~= 'once' and kind ~= 'rate' and kind ~= 'delay' then

@@ -110,13 +110,21 @@ boost::system::error_code parse_library_is_current(const redis_value& v, bool& c
 }
 
 std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
-  return fcall(ks, "cp_put_v2",
-               {r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
-                num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
-                num(static_cast<std::int64_t>(r.options.catch_up_max)), r.options.replace ? "1" : "0",
-                num(static_cast<std::int64_t>(r.failure.max_attempts)),
-                num(clamp_ms(r.failure.initial_backoff.count())), fmt::format("{}", r.failure.multiplier),
-                num(clamp_ms(r.failure.max_backoff.count()))});
+  std::vector<std::string> args{r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
+                                num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
+                                num(static_cast<std::int64_t>(r.options.catch_up_max)), r.options.replace ? "1" : "0"};
+  // The default policy is the library's too: not sent, not stored, so a
+  // schedule with it costs no more than before there were policies.
+  const failure_policy d{};
+  const auto& f = r.failure;
+  if (f.max_attempts != d.max_attempts || f.initial_backoff != d.initial_backoff || f.multiplier != d.multiplier ||
+      f.max_backoff != d.max_backoff) {
+    args.push_back(num(static_cast<std::int64_t>(f.max_attempts)));
+    args.push_back(num(clamp_ms(f.initial_backoff.count())));
+    args.push_back(fmt::format("{}", f.multiplier));
+    args.push_back(num(clamp_ms(f.max_backoff.count())));
+  }
+  return fcall(ks, "cp_put_v2", std::move(args));
 }
 
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,

@@ -38,7 +38,8 @@ enum class misfire_policy {
 /// b = min(max_backoff, initial_backoff * multiplier^(k-1)); when attempt
 /// max_attempts fails as well, the fire becomes a dead letter
 /// (scheduler::async_list_dead_letters) and a periodic schedule moves on to
-/// its next occurrence. See docs/durable.md, "Failures".
+/// its next occurrence. See docs/durable.md, "Failures". The defaults are
+/// also the Redis library's (src/durable/chronopool_functions.lua).
 struct failure_policy {
   /// How many times one occurrence runs at most, the first run included; at least 1.
   std::uint32_t max_attempts = 5;

@@ -74,7 +74,21 @@ BOOST_AUTO_TEST_CASE(put_sends_kind_mode_and_clamped_times) {
   auto call = cd::detail::put_call(ks, r);
   BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_put_v2", "1", "cp:{n}:due", "a", "t", "", "delay",
                                                "in", std::to_string(cd::detail::max_time_ms), "250",
-                                               "catch_up", "4", "1", "5", "1000", "2", "60000"}));
+                                               "catch_up", "4", "1"}));
+}
+
+BOOST_AUTO_TEST_CASE(put_sends_a_failure_policy_only_when_it_is_not_the_default) {
+  cd::detail::key_space ks("n");
+  cd::detail::put_request r;
+  r.id = "a";
+  r.task = "t";
+  BOOST_TEST(cd::detail::put_call(ks, r).size() == 14u);  // the default: the library's own
+  r.failure.multiplier = 1.5;
+  r.failure.max_attempts = 3;
+  const auto call = cd::detail::put_call(ks, r);
+  BOOST_TEST_REQUIRE(call.size() == 18u);
+  BOOST_TEST((std::vector<std::string>(call.begin() + 14, call.end()) ==
+              std::vector<std::string>{"3", "1000", "1.5", "60000"}));
 }
 
 BOOST_AUTO_TEST_CASE(a_claim_reply_is_parsed_into_fires) {

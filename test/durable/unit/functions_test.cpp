@@ -13,7 +13,10 @@
 #include "sync_redis.hpp"
 #include "test_redis.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -277,6 +280,54 @@ BOOST_AUTO_TEST_CASE(nack_gives_the_same_occurrence_back_after_the_retry_delay) 
   BOOST_TEST(again.fires[0].attempt == 2u);
   // The released token can neither ack nor nack any more.
   BOOST_TEST(ack("n", c.fires[0].token) == cd::error::stale_lease);
+}
+
+BOOST_AUTO_TEST_CASE(the_library_default_policy_is_failure_policy_s_and_jitter_halves_the_wait_at_most) {
+  // Schedules with the default policy store none (put_call leaves it out):
+  // the library's defaults must be failure_policy{}'s. Attempts are set by
+  // hand so the test need not wait out real backoffs.
+  const cd::failure_policy d{};
+  put_ok(once_in("d4", 0));
+  put_ok(once_in("d5", 0));
+  auto c = claim();
+  BOOST_TEST_REQUIRE(c.fires.size() == 2u);
+  std::map<std::string, std::uint64_t> token;
+  for (auto& f : c.fires) token[f.id] = f.token;
+  redis.exec({"HSET", ks.prefix() + "s:d4", "lease_attempt", std::to_string(d.max_attempts - 1)});
+  redis.exec({"HSET", ks.prefix() + "s:d5", "lease_attempt", std::to_string(d.max_attempts)});
+  bool dead = true;
+  std::int64_t at = 0;
+  const auto now = server_now();
+  BOOST_TEST_REQUIRE(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "d4", token["d4"], 0, "e4")), dead, at));
+  BOOST_TEST(!dead);
+  // Jitter 0: the full wait, initial * multiplier^(attempts - 2), capped at max_backoff.
+  const auto full = std::min<std::int64_t>(
+      d.max_backoff.count(),
+      static_cast<std::int64_t>(static_cast<double>(d.initial_backoff.count()) * std::pow(d.multiplier, d.max_attempts - 2)));
+  BOOST_TEST(at - now >= full - 50);
+  BOOST_TEST(at - now <= full + 50);
+  BOOST_TEST_REQUIRE(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "d5", token["d5"], 0, "e5")), dead, at));
+  BOOST_TEST(dead);  // the attempt numbered max_attempts
+  BOOST_TEST(at == -1);  // a one-shot ends
+  std::vector<cd::dead_letter> letters;
+  BOOST_TEST_REQUIRE(!cd::detail::parse_dead_list(redis.exec(cd::detail::dead_list_call(ks, 10)), letters));
+  BOOST_TEST_REQUIRE(letters.size() == 1u);
+  BOOST_TEST(letters[0].fire_id == "d5@" + std::to_string(c.fires[0].id == "d5" ? c.fires[0].due_ms : c.fires[1].due_ms));
+  BOOST_TEST(letters[0].attempts == d.max_attempts);
+  BOOST_TEST(letters[0].last_error == "e5");
+  BOOST_TEST(!exists("d5"));
+
+  // Full jitter (1000000): half the wait.
+  auto r = once_in("j", 0);
+  r.failure.initial_backoff = std::chrono::milliseconds(1000);
+  r.failure.multiplier = 1;
+  put_ok(r);
+  auto cj = claim();
+  BOOST_TEST_REQUIRE(cj.fires.size() == 1u);
+  const auto now_j = server_now();
+  BOOST_TEST_REQUIRE(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "j", cj.fires[0].token, 1000000, "x")), dead, at));
+  BOOST_TEST(at - now_j >= 450);
+  BOOST_TEST(at - now_j <= 550);
 }
 
 BOOST_AUTO_TEST_CASE(cancel_removes_pending_and_running_schedules) {
