@@ -20,6 +20,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace cd = chronopool::durable;
 using cd::detail::claim_result;
@@ -328,6 +329,28 @@ BOOST_AUTO_TEST_CASE(the_library_default_policy_is_failure_policy_s_and_jitter_h
   BOOST_TEST_REQUIRE(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "j", cj.fires[0].token, 1000000, "x")), dead, at));
   BOOST_TEST(at - now_j >= 450);
   BOOST_TEST(at - now_j <= 550);
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_that_runs_out_on_the_last_attempt_dead_letters_and_the_schedule_moves_on) {
+  // A handler that kills its process every time never nacks: the claim
+  // that finds its last attempt's lease run out makes the dead letter.
+  const auto now = server_now();
+  auto r = rate_at("crash", now, 60000);
+  r.failure.max_attempts = 1;
+  put_ok(r);
+  auto c = claim(16, 1);  // a 1 ms lease, never extended
+  BOOST_TEST_REQUIRE(c.fires.size() == 1u);
+  sleep_ms(20);
+  auto again = claim();
+  BOOST_TEST(again.fires.empty());
+  std::vector<cd::dead_letter> letters;
+  BOOST_TEST_REQUIRE(!cd::detail::parse_dead_list(redis.exec(cd::detail::dead_list_call(ks, 10)), letters));
+  BOOST_TEST_REQUIRE(letters.size() == 1u);
+  BOOST_TEST(letters[0].fire_id == "crash@" + std::to_string(c.fires[0].due_ms));
+  BOOST_TEST(letters[0].attempts == 1u);
+  BOOST_TEST(letters[0].last_error.find("the lease of attempt 1 ran out") != std::string::npos);
+  BOOST_TEST(field("crash", "due") == std::to_string(c.fires[0].due_ms + 60000));  // the next occurrence
+  BOOST_TEST(again.next_event_ms == c.fires[0].due_ms + 60000);
 }
 
 BOOST_AUTO_TEST_CASE(cancel_removes_pending_and_running_schedules) {
