@@ -1,4 +1,4 @@
-#!lua name=chronopool_v1
+#!lua name=chronopool_v2
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
@@ -15,12 +15,25 @@
 --                       lease_token, lease_due, lease_attempt
 --                       (one hash, so a claim or an ack touches one key per fire)
 --   <p>fence      STRING fencing-token counter, one INCR per claim
+--   <p>dead       ZSET  fire id -> when it was dead-lettered (ms)
+--   <p>dl:<fire>  HASH  a dead letter: the fire's schedule id, task, payload,
+--                       due, attempts, last error, when, and the failure
+--                       policy to re-drive it with
 --   <p>wake       pub/sub channel: a new earliest time, published as ms
 --
 -- A schedule has exactly one pending occurrence. Its "due" field is the
 -- occurrence's nominal time and, with the id, names the fire ("<id>@<due>");
 -- the due set's score is only when it may next be claimed (later than due
 -- after a nack). Redis TIME is the only clock.
+--
+-- Failure policy (per schedule, fields max_attempts, backoff, backoff_mult,
+-- backoff_max): attempt k of an occurrence that fails (nack) is retried
+-- after a wait drawn from [b/2, b], b = min(backoff_max, backoff *
+-- backoff_mult^(k-1)); the attempt numbered max_attempts that fails, or
+-- whose lease runs out, dead-letters the occurrence instead: a record under
+-- <p>dl:<fire>, and a periodic schedule moves on to its next occurrence (a
+-- one-shot ends). Later occurrences wait while one is retried: a schedule
+-- has one pending occurrence, so its runs never overlap.
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -72,10 +85,71 @@ local function remove_schedule(p, id)
   return existed
 end
 
--- cp_put_v1: creates (or with replace=1 replaces) a schedule.
+-- The policy of schedules stored without one: created with the default
+-- policy (failure_policy{} in scheduler_options.hpp: keep the two equal),
+-- or by chronopool_v1.
+local default_policy = {max_attempts = 5, backoff = 1000, mult = 2, backoff_max = 60000}
+local max_error_bytes = 1024
+
+-- The next occurrence of a periodic schedule whose occurrence `due` is
+-- finished (acknowledged or dead-lettered), or nil for a one-shot.
+local function next_due(kind, period, due, now)
+  if kind == 'rate' then return due + period end
+  if kind == 'delay' then return now + period end
+  return nil
+end
+
+-- Moves occurrence `due` of schedule `id` (leased or not) to the dead
+-- letters with `attempts` and `err`; a periodic schedule gets its next
+-- occurrence, a one-shot is deleted. Returns the next due, or -1.
+local function dead_letter(p, id, due, attempts, err, now)
+  local skey = p .. 's:' .. id
+  local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'max_attempts', 'backoff',
+                       'backoff_mult', 'backoff_max')
+  local fire = id .. '@' .. fmt(due)
+  local dkey = p .. 'dl:' .. fire
+  redis.call('HSET', dkey, 'schedule', id, 'fire', fire, 'task', f[1], 'payload', f[2], 'due', fmt(due),
+             'attempts', fmt(attempts), 'error', string.sub(err or '', 1, max_error_bytes), 'at', fmt(now),
+             'max_attempts', f[5] or fmt(default_policy.max_attempts),
+             'backoff', f[6] or fmt(default_policy.backoff),
+             'backoff_mult', f[7] or tostring(default_policy.mult),
+             'backoff_max', f[8] or fmt(default_policy.backoff_max))
+  redis.call('ZADD', p .. 'dead', now, fire)
+  redis.call('ZREM', p .. 'inflight', id)
+  local nxt = next_due(f[3], tonumber(f[4]), due, now)
+  if nxt == nil then
+    redis.call('DEL', skey)
+    redis.call('ZREM', p .. 'due', id)
+    return -1
+  end
+  redis.call('HSET', skey, 'due', fmt(nxt), 'last_error', string.sub(err or '', 1, max_error_bytes))
+  redis.call('ZADD', p .. 'due', nxt, id)
+  wake_if_head(p, id, nxt)
+  return nxt
+end
+
+-- Checks and returns the failure policy's arguments as strings to store.
+local function policy_args(args, first)
+  local max_attempts = to_int(args[first], 'max_attempts')
+  local backoff = to_int(args[first + 1], 'backoff')
+  local mult = tonumber(args[first + 2])
+  local backoff_max = to_int(args[first + 3], 'backoff_max')
+  if max_attempts < 1 then error({err = 'BADARG max_attempts must be at least 1'}) end
+  if backoff < 0 or backoff_max < 0 then error({err = 'BADARG backoff must not be negative'}) end
+  if mult == nil or mult ~= mult or mult < 1 or mult == math.huge then
+    error({err = 'BADARG backoff_mult must be a finite number of at least 1'})
+  end
+  return {'max_attempts', fmt(max_attempts), 'backoff', fmt(backoff), 'backoff_mult', args[first + 2],
+          'backoff_max', fmt(backoff_max)}
+end
+
+-- cp_put_v2: creates (or with replace=1 replaces) a schedule.
 -- ARGV: id, task, payload, kind (once|rate|delay), at_mode (abs|in),
 --       at (ms: unix time for abs, delay for in), period_ms,
---       misfire (once|skip|catch_up), catch_up_max, replace (0|1)
+--       misfire (once|skip|catch_up), catch_up_max, replace (0|1),
+--       [max_attempts, backoff_ms, backoff_mult, backoff_max_ms]
+-- The failure policy is sent, and stored, only when it is not the default
+-- one: a creation then costs what it did in chronopool_v1.
 -- Returns {due, now}.
 local function put(keys, args)
   local p = prefix_of(keys)
@@ -84,6 +158,8 @@ local function put(keys, args)
   local period = to_int(args[7], 'period')
   local misfire, catch_up = args[8], to_int(args[9], 'catch_up')
   local replace = args[10] == '1'
+  local policy = {}
+  if args[11] ~= nil then policy = policy_args(args, 11) end
   if id == nil or id == '' then error({err = 'BADARG id must not be empty'}) end
   if task == nil or task == '' then error({err = 'BADARG task must not be empty'}) end
   if kind ~= 'once' and kind ~= 'rate' and kind ~= 'delay' then
@@ -112,7 +188,7 @@ local function put(keys, args)
   redis.call('HSET', key, 'task', task, 'payload', payload, 'kind', kind,
              'period', fmt(period), 'due', fmt(due), 'misfire', misfire,
              'catch_up', fmt(catch_up), 'created', fmt(now), 'fires', '0',
-             'last_token', '0')
+             'last_token', '0', unpack(policy))
   redis.call('ZADD', p .. 'due', due, id)
   wake_if_head(p, id, due)
   return {due, now}
@@ -148,11 +224,12 @@ local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now)
   return fire
 end
 
--- cp_claim_v1: returns expired leases to the due set, then leases up to n
+-- cp_claim_v2: returns expired leases to the due set, then leases up to n
 -- (at most 1000) due fires to `owner` for lease_ms.
 -- ARGV: owner, lease_ms, n
 -- Returns {now, next_event, fire...}, each fire {id, due, token, attempt,
 -- task, payload, lease_expiry}; next_event is -1 when nothing is scheduled.
+-- A fire whose last allowed attempt's lease ran out is dead-lettered here.
 -- Cost per fire: one HMGET and one HSET; the sorted-set and counter updates
 -- are made once per call.
 local function claim(keys, args)
@@ -187,7 +264,7 @@ local function claim(keys, args)
       token = token + 1
       local skey = p .. 's:' .. id
       local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'due', 'misfire',
-                           'catch_up', 'lease_due', 'lease_attempt')
+                           'catch_up', 'lease_due', 'lease_attempt', 'max_attempts')
       if f[1] then
         local due = tonumber(f[5])
         -- An occurrence leased before (its lease ran out, or it was nacked)
@@ -197,10 +274,17 @@ local function claim(keys, args)
         if f[3] ~= 'once' and not retried then
           due = apply_misfire(p, id, f[3], tonumber(f[4]), f[6], tonumber(f[7]), due, now)
         end
+        local attempt = 1
+        if retried then attempt = tonumber(f[9]) + 1 end
+        -- A lease that ran out on the last attempt (its process died or
+        -- stalled, every time) dead-letters the occurrence like a failure.
+        if retried and attempt > tonumber(f[10] or default_policy.max_attempts) then
+          dead_letter(p, id, due, attempt - 1, 'the lease of attempt ' .. fmt(attempt - 1) ..
+                      ' ran out (its process died, stalled or stopped)', now)
+          due = nil
+        end
         if due ~= nil then
-          local attempt = 1
-          if retried then attempt = tonumber(f[9]) + 1 end
-          -- The expiry lives in the inflight set only; cp_get_v1 reports it.
+          -- The expiry lives in the inflight set only; cp_get_v2 reports it.
           redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', token, 'lease_due', fmt(due),
                      'lease_attempt', attempt)
           leased[#leased + 1] = expiry
@@ -225,7 +309,7 @@ local function lease_due(p, id, token)
   return tonumber(l[2])
 end
 
--- cp_ack_v1: the fire holding `token` is done. A periodic schedule gets its
+-- cp_ack_v2: the fire holding `token` is done. A periodic schedule gets its
 -- next occurrence (rate: due + period; delay: now + period); a one-shot is
 -- deleted. Repeating the ack of the last acknowledged token is harmless.
 -- ARGV: id, token
@@ -251,9 +335,7 @@ local function ack(keys, args)
     redis.call('DEL', skey)
     return {1, -1}
   end
-  local period = tonumber(f[4])
-  local nxt
-  if f[3] == 'rate' then nxt = tonumber(f[2]) + period else nxt = now_ms() + period end
+  local nxt = next_due(f[3], tonumber(f[4]), tonumber(f[2]), now_ms())
   redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token)
   redis.call('HINCRBY', skey, 'fires', 1)
   redis.call('ZADD', p .. 'due', nxt, id)
@@ -261,26 +343,46 @@ local function ack(keys, args)
   return {1, nxt}
 end
 
--- cp_nack_v1: the fire holding `token` gives its lease back; the same
--- occurrence may be claimed again after retry_ms.
--- ARGV: id, token, retry_ms
--- Returns the time it may be claimed again; error STALE as for ack.
+-- cp_nack_v2: the fire holding `token` failed (or was given back) with
+-- error text `err`. Unless it was the schedule's last attempt, the same
+-- occurrence may be claimed again after the policy's backoff, jittered by
+-- `jitter` (0 to 1000000: the caller's random draw, as Redis seeds Lua's
+-- generator the same for every call); the last attempt dead-letters it.
+-- ARGV: id, token, jitter, err
+-- Returns {0, when it may be claimed again} or {1, next due of the schedule
+-- after the dead letter, -1 when it ended}; error STALE as for ack.
 local function nack(keys, args)
   local p = prefix_of(keys)
   local id, token = args[1], args[2]
-  local retry = to_int(args[3], 'retry_ms')
-  if retry < 0 then retry = 0 end
-  if lease_due(p, id, token) == nil then
+  local jitter = to_int(args[3], 'jitter')
+  local err = string.sub(args[4] or '', 1, max_error_bytes)
+  if jitter < 0 then jitter = 0 elseif jitter > 1000000 then jitter = 1000000 end
+  local due = lease_due(p, id, token)
+  if due == nil then
     error({err = 'STALE the lease of ' .. id .. ' is not held by token ' .. token})
   end
-  local at = now_ms() + retry
+  local skey = p .. 's:' .. id
+  local f = redis.call('HMGET', skey, 'lease_attempt', 'max_attempts', 'backoff', 'backoff_mult', 'backoff_max')
+  local attempt = tonumber(f[1])
+  local now = now_ms()
+  if attempt >= tonumber(f[2] or default_policy.max_attempts) then
+    return {1, dead_letter(p, id, due, attempt, err, now)}
+  end
+  local base = tonumber(f[3] or default_policy.backoff) *
+               tonumber(f[4] or default_policy.mult) ^ (attempt - 1)
+  local cap = tonumber(f[5] or default_policy.backoff_max)
+  if base > cap then base = cap end
+  -- Equal jitter: a wait in [base/2, base], so waits still grow with the
+  -- attempts while a fleet's retries spread out.
+  local at = now + math.floor(base - (base / 2) * jitter / 1000000)
+  redis.call('HSET', skey, 'last_error', err)
   redis.call('ZREM', p .. 'inflight', id)
   redis.call('ZADD', p .. 'due', at, id)
   wake_if_head(p, id, at)
-  return at
+  return {0, at}
 end
 
--- cp_extend_v1: pushes the lease held by `token` to now + lease_ms.
+-- cp_extend_v2: pushes the lease held by `token` to now + lease_ms.
 -- ARGV: id, token, lease_ms
 -- Returns the new expiry; error STALE when the token lost the lease.
 local function extend(keys, args)
@@ -296,13 +398,13 @@ local function extend(keys, args)
   return expiry
 end
 
--- cp_cancel_v1: deletes a schedule, its pending occurrence and any lease (a
+-- cp_cancel_v2: deletes a schedule, its pending occurrence and any lease (a
 -- running fire's ack then fails STALE). ARGV: id. Returns 1 if it existed.
 local function cancel(keys, args)
   return remove_schedule(prefix_of(keys), args[1])
 end
 
--- cp_get_v1: the schedule's fields (with those of its latest lease) as a
+-- cp_get_v2: the schedule's fields (with those of its latest lease) as a
 -- flat list, plus "eligible" while it waits in the due set and
 -- "lease_expires" while a lease is held; empty when there is no schedule.
 local function get(keys, args)
@@ -323,22 +425,81 @@ local function get(keys, args)
   return out
 end
 
--- cp_time_v1: Redis's clock, the one that decides what is due.
+-- cp_dead_list_v2: up to n dead letters, oldest first, each a flat list of
+-- fields: schedule, fire, task, due, attempts, error, at (no payload).
+-- ARGV: n
+local function dead_list(keys, args)
+  local p = prefix_of(keys)
+  local n = to_int(args[1], 'n')
+  if n <= 0 then error({err = 'BADARG n must be positive'}) end
+  local out = {}
+  for _, fire in ipairs(redis.call('ZRANGE', p .. 'dead', 0, n - 1)) do
+    local f = redis.call('HMGET', p .. 'dl:' .. fire, 'schedule', 'fire', 'task', 'due', 'attempts', 'error', 'at')
+    if f[1] then out[#out + 1] = f end
+  end
+  return out
+end
+
+-- cp_dead_redrive_v2: runs a dead letter again, as a one-shot schedule due
+-- at the occurrence's time (so at once) with a fresh count of attempts and
+-- the same failure policy. It takes the schedule's own id when that is free
+-- (a dead-lettered one-shot comes back with its fire id), else the fire id
+-- (a periodic schedule that moved on keeps running untouched).
+-- ARGV: fire. Returns the id of the schedule created, '' when there is no
+-- such dead letter; error EXISTS when both ids are taken.
+local function dead_redrive(keys, args)
+  local p = prefix_of(keys)
+  local fire = args[1]
+  local dkey = p .. 'dl:' .. fire
+  local f = redis.call('HMGET', dkey, 'schedule', 'task', 'payload', 'due', 'max_attempts', 'backoff',
+                       'backoff_mult', 'backoff_max')
+  if not f[1] then return '' end
+  local id = f[1]
+  if redis.call('EXISTS', p .. 's:' .. id) == 1 then id = fire end
+  local skey = p .. 's:' .. id
+  if redis.call('EXISTS', skey) == 1 then error({err = 'EXISTS schedule ' .. id .. ' exists'}) end
+  local now = now_ms()
+  redis.call('HSET', skey, 'task', f[2], 'payload', f[3], 'kind', 'once', 'period', '0', 'due', f[4],
+             'misfire', 'once', 'catch_up', '1', 'created', fmt(now), 'fires', '0', 'last_token', '0',
+             'max_attempts', f[5], 'backoff', f[6], 'backoff_mult', f[7], 'backoff_max', f[8])
+  redis.call('ZADD', p .. 'due', tonumber(f[4]), id)
+  redis.call('DEL', dkey)
+  redis.call('ZREM', p .. 'dead', fire)
+  wake_if_head(p, id, tonumber(f[4]))
+  return id
+end
+
+-- cp_dead_delete_v2: deletes a dead letter. ARGV: fire. Returns 1 if it existed.
+local function dead_delete(keys, args)
+  local p = prefix_of(keys)
+  redis.call('ZREM', p .. 'dead', args[1])
+  return redis.call('DEL', p .. 'dl:' .. args[1])
+end
+
+-- cp_time_v2: Redis's clock, the one that decides what is due.
 local function server_time(keys, args)
   return now_ms()
 end
 
 -- At maxmemory with noeviction, Redis refuses a function unless it is
--- flagged allow-oom. Creating a schedule needs memory, so cp_put_v1 is
--- refused there (the caller gets OOM). The others free memory (ack of a
--- one-shot, cancel) or rewrite fields of the same size (claim, ack of a
--- periodic schedule, nack, extend), so the fleet can drain what is already
--- scheduled while Redis is full.
-redis.register_function('cp_put_v1', put)
-redis.register_function{function_name = 'cp_claim_v1', callback = claim, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_ack_v1', callback = ack, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_nack_v1', callback = nack, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_extend_v1', callback = extend, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_cancel_v1', callback = cancel, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_get_v1', callback = get, flags = {'no-writes'}}
-redis.register_function{function_name = 'cp_time_v1', callback = server_time, flags = {'no-writes'}}
+-- flagged allow-oom. Creating a schedule needs memory, so cp_put_v2 is
+-- refused there (the caller gets OOM), and so is a re-drive (the dead letter
+-- stays). The others free memory (ack of a one-shot, cancel, deleting a
+-- dead letter) or rewrite fields of the same size (claim, ack of a periodic
+-- schedule, nack, extend), so the fleet can drain what is already scheduled
+-- while Redis is full. Two of them may add a little: a nack stores the
+-- error text (at most 1 KiB), and a dead letter copies the payload of a
+-- periodic schedule. They run anyway: refusing them would not lose the fire
+-- but keep it leased, retried and failing for ever, and a full Redis should
+-- not turn a bounded failure into an endless one.
+redis.register_function('cp_put_v2', put)
+redis.register_function{function_name = 'cp_claim_v2', callback = claim, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_ack_v2', callback = ack, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_nack_v2', callback = nack, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_extend_v2', callback = extend, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_cancel_v2', callback = cancel, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_get_v2', callback = get, flags = {'no-writes'}}
+redis.register_function{function_name = 'cp_time_v2', callback = server_time, flags = {'no-writes'}}
+redis.register_function{function_name = 'cp_dead_list_v2', callback = dead_list, flags = {'no-writes'}}
+redis.register_function('cp_dead_redrive_v2', dead_redrive)
+redis.register_function{function_name = 'cp_dead_delete_v2', callback = dead_delete, flags = {'allow-oom'}}

@@ -1,10 +1,12 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Argument vectors for, and replies of, the chronopool_v1 Redis functions.
+// Argument vectors for, and replies of, the chronopool_v2 Redis functions.
 #include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/error.hpp>
 
 #include "functions_source.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
@@ -108,37 +110,62 @@ boost::system::error_code parse_library_is_current(const redis_value& v, bool& c
 }
 
 std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
-  return fcall(ks, "cp_put_v1",
-               {r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
-                num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
-                num(static_cast<std::int64_t>(r.options.catch_up_max)), r.options.replace ? "1" : "0"});
+  std::vector<std::string> args{r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
+                                num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
+                                num(static_cast<std::int64_t>(r.options.catch_up_max)), r.options.replace ? "1" : "0"};
+  // The default policy is the library's too: not sent, not stored, so a
+  // schedule with it costs no more than before there were policies.
+  const failure_policy d{};
+  const auto& f = r.failure;
+  if (f.max_attempts != d.max_attempts || f.initial_backoff != d.initial_backoff || f.multiplier != d.multiplier ||
+      f.max_backoff != d.max_backoff) {
+    args.push_back(num(static_cast<std::int64_t>(f.max_attempts)));
+    args.push_back(num(clamp_ms(f.initial_backoff.count())));
+    args.push_back(fmt::format("{}", f.multiplier));
+    args.push_back(num(clamp_ms(f.max_backoff.count())));
+  }
+  return fcall(ks, "cp_put_v2", std::move(args));
 }
 
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,
                                     std::size_t n) {
-  return fcall(ks, "cp_claim_v1", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_claim_v2", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
 }
 
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token) {
-  return fcall(ks, "cp_ack_v1", {std::string(id), num(token)});
+  return fcall(ks, "cp_ack_v2", {std::string(id), num(token)});
 }
 
 std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                   std::int64_t retry_ms) {
-  return fcall(ks, "cp_nack_v1", {std::string(id), num(token), num(retry_ms)});
+                                   std::uint32_t jitter, std::string_view error_text) {
+  return fcall(ks, "cp_nack_v2",
+               {std::string(id), num(token), num(static_cast<std::uint64_t>(jitter)),
+                std::string(error_text.substr(0, max_error_bytes))});
 }
 
 std::vector<std::string> extend_call(const key_space& ks, std::string_view id, std::uint64_t token,
                                      std::int64_t lease_ms) {
-  return fcall(ks, "cp_extend_v1", {std::string(id), num(token), num(lease_ms)});
+  return fcall(ks, "cp_extend_v2", {std::string(id), num(token), num(lease_ms)});
 }
 
 std::vector<std::string> cancel_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_cancel_v1", {std::string(id)});
+  return fcall(ks, "cp_cancel_v2", {std::string(id)});
 }
 
 std::vector<std::string> get_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_get_v1", {std::string(id)});
+  return fcall(ks, "cp_get_v2", {std::string(id)});
+}
+
+std::vector<std::string> dead_list_call(const key_space& ks, std::size_t n) {
+  return fcall(ks, "cp_dead_list_v2", {num(static_cast<std::uint64_t>(n))});
+}
+
+std::vector<std::string> dead_redrive_call(const key_space& ks, std::string_view fire_id) {
+  return fcall(ks, "cp_dead_redrive_v2", {std::string(fire_id)});
+}
+
+std::vector<std::string> dead_delete_call(const key_space& ks, std::string_view fire_id) {
+  return fcall(ks, "cp_dead_delete_v2", {std::string(fire_id)});
 }
 
 boost::system::error_code error_of(const redis_value& v) {
@@ -189,6 +216,43 @@ boost::system::error_code parse_ack(const redis_value& v, bool& acked, std::int6
       !to_int64(v.elements[1], next_due_ms))
     return protocol_error;
   acked = flag == 1;
+  return {};
+}
+
+boost::system::error_code parse_nack(const redis_value& v, bool& dead, std::int64_t& at) {
+  if (v.is_error()) return error_of(v);
+  std::int64_t flag = 0;
+  if (!v.is_array() || v.elements.size() != 2 || !to_int64(v.elements[0], flag) || !to_int64(v.elements[1], at))
+    return protocol_error;
+  dead = flag == 1;
+  return {};
+}
+
+boost::system::error_code parse_dead_list(const redis_value& v, std::vector<dead_letter>& out) {
+  if (v.is_error()) return error_of(v);
+  if (!v.is_array()) return protocol_error;
+  out.clear();
+  for (const auto& e : v.elements) {
+    if (!e.is_array() || e.elements.size() != 7) return protocol_error;
+    dead_letter d;
+    std::int64_t due = 0;
+    std::int64_t attempts = 0;
+    std::int64_t at = 0;
+    if (!to_text(e.elements[0], d.schedule_id) || !to_text(e.elements[1], d.fire_id) ||
+        !to_text(e.elements[2], d.task) || !to_int64(e.elements[3], due) || !to_int64(e.elements[4], attempts) ||
+        !to_text(e.elements[5], d.last_error) || !to_int64(e.elements[6], at) || attempts < 0)
+      return protocol_error;
+    d.due = to_time_point(due);
+    d.attempts = static_cast<std::uint32_t>(attempts);
+    d.dead_lettered_at = to_time_point(at);
+    out.push_back(std::move(d));
+  }
+  return {};
+}
+
+boost::system::error_code parse_text(const redis_value& v, std::string& out) {
+  if (v.is_error()) return error_of(v);
+  if (!to_text(v, out)) return protocol_error;
   return {};
 }
 

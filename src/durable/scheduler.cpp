@@ -5,6 +5,7 @@
 
 #include "scheduler_impl.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,24 @@ void check_name_space(const std::string& ns) {
   }
 }
 
+// A failure policy's parameters, each named with its value when wrong;
+// `where` says whose policy it is (scheduler_options.failure, ...).
+void check_failure_policy(const failure_policy& f, const char* where) {
+  const auto fail = [&](const std::string& what) {
+    throw std::invalid_argument("chronopool::durable::scheduler: " + std::string(where) + "." + what);
+  };
+  if (f.max_attempts == 0) fail("max_attempts must be at least 1, got 0");
+  if (f.initial_backoff.count() < 0)
+    fail("initial_backoff must not be negative, got " + std::to_string(f.initial_backoff.count()) + " ms");
+  if (f.max_backoff.count() < 0)
+    fail("max_backoff must not be negative, got " + std::to_string(f.max_backoff.count()) + " ms");
+  if (!std::isfinite(f.multiplier) || f.multiplier < 1.0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", f.multiplier);
+    fail(std::string("multiplier must be finite and at least 1, got ") + buf);
+  }
+}
+
 }  // namespace
 
 scheduler::scheduler(executor_type work, scheduler_options options) {
@@ -61,6 +80,7 @@ scheduler::scheduler(executor_type work, scheduler_options options) {
     throw std::invalid_argument("chronopool::durable::scheduler: max_poll must be positive");
   if (options.reconnect_min <= std::chrono::milliseconds::zero() || options.reconnect_max < options.reconnect_min)
     throw std::invalid_argument("chronopool::durable::scheduler: need 0 < reconnect_min <= reconnect_max");
+  check_failure_policy(options.failure, "scheduler_options.failure");
   if (!work)
     throw std::invalid_argument("chronopool::durable::scheduler: the work executor is empty");
   impl_ = std::make_shared<detail::scheduler_impl>(std::move(work), std::move(options));
@@ -78,7 +98,17 @@ const std::string& scheduler::owner() const noexcept { return impl_->owner(); }
 void scheduler::register_handler(std::string task, task_handler handler) {
   if (task.empty()) throw std::invalid_argument("chronopool::durable::scheduler::register_handler: empty task name");
   if (!handler) throw std::invalid_argument("chronopool::durable::scheduler::register_handler: empty handler");
-  impl_->register_handler(std::move(task), std::move(handler));
+  impl_->register_handler(std::move(task), std::move(handler), {});
+}
+
+void scheduler::register_handler(std::string task, task_handler handler, handler_options options) {
+  if (task.empty()) throw std::invalid_argument("chronopool::durable::scheduler::register_handler: empty task name");
+  if (!handler) throw std::invalid_argument("chronopool::durable::scheduler::register_handler: empty handler");
+  if (options.timeout.count() < 0)
+    throw std::invalid_argument(
+        "chronopool::durable::scheduler::register_handler: handler_options.timeout must not be negative, got " +
+        std::to_string(options.timeout.count()) + " ms");
+  impl_->register_handler(std::move(task), std::move(handler), options);
 }
 
 void scheduler::start() { impl_->start(); }
@@ -96,6 +126,7 @@ detail::put_request scheduler::make_request(std::string id, std::string task, st
   if (task.empty()) throw std::invalid_argument("chronopool::durable::scheduler: empty task name");
   if (o.misfire == misfire_policy::catch_up && o.catch_up_max == 0)
     throw std::invalid_argument("chronopool::durable::scheduler: catch_up_max must be at least 1");
+  if (o.failure) check_failure_policy(*o.failure, "schedule_options.failure");
   detail::put_request r;
   r.id = std::move(id);
   r.task = std::move(task);
@@ -112,6 +143,10 @@ void scheduler::check_id(const std::string& id) {
   if (id.empty()) throw std::invalid_argument("chronopool::durable::scheduler: empty schedule id");
 }
 
+void scheduler::check_limit(std::size_t limit) {
+  if (limit == 0) throw std::invalid_argument("chronopool::durable::scheduler::async_list_dead_letters: limit must be positive, got 0");
+}
+
 void scheduler::throw_bad_period() {
   throw std::invalid_argument("chronopool::durable::scheduler: the period must be at least one millisecond");
 }
@@ -119,5 +154,15 @@ void scheduler::throw_bad_period() {
 void scheduler::initiate_put(detail::put_request r, put_handler h) { impl_->put(std::move(r), std::move(h)); }
 
 void scheduler::initiate_cancel(std::string id, cancel_handler h) { impl_->cancel(std::move(id), std::move(h)); }
+
+void scheduler::initiate_list_dead(std::size_t limit, list_dead_handler h) { impl_->list_dead(limit, std::move(h)); }
+
+void scheduler::initiate_redrive(std::string fire_id, redrive_handler h) {
+  impl_->redrive(std::move(fire_id), std::move(h));
+}
+
+void scheduler::initiate_delete_dead(std::string fire_id, cancel_handler h) {
+  impl_->delete_dead(std::move(fire_id), std::move(h));
+}
 
 }  // namespace chronopool::durable

@@ -31,32 +31,17 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using std::chrono::milliseconds;
 
+thread_local const scheduler_impl* handler_running_for = nullptr;
+
 namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
-// The scheduler whose fire handler is running on this thread, if any:
-// stop() from inside a handler would wait for that very handler.
-thread_local const scheduler_impl* handler_running_for = nullptr;
 
 std::string default_owner() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   std::random_device rd;
   return fmt::format("{}:{}:{:08x}", host, ::getpid(), rd());
-}
-
-fire_context make_context(const claimed_fire& f, std::stop_token stop) {
-  fire_context c;
-  c.schedule_id = f.id;
-  c.task = f.task;
-  c.payload = f.payload;
-  c.fire_id = fmt::format("{}@{}", f.id, f.due_ms);
-  c.due = to_time_point(f.due_ms);
-  c.token = f.token;
-  c.attempt = f.attempt;
-  c.stop = std::move(stop);
-  return c;
 }
 
 // Completes a user's operation through its associated executor; `work` has
@@ -133,8 +118,8 @@ void scheduler_impl::spawn(asio::awaitable<void> a) {
   });
 }
 
-void scheduler_impl::register_handler(std::string task, scheduler::task_handler h) {
-  auto p = std::make_shared<const scheduler::task_handler>(std::move(h));
+void scheduler_impl::register_handler(std::string task, scheduler::task_handler h, handler_options o) {
+  auto p = std::make_shared<const registered_handler>(registered_handler{std::move(h), o});
   std::lock_guard lk(mutex_);
   handlers_[std::move(task)] = std::move(p);
 }
@@ -204,6 +189,8 @@ scheduler_stats scheduler_impl::stats() const {
   s.leases_lost = counters_.leases_lost.load();
   s.no_handler = counters_.no_handler.load();
   s.reconnects = counters_.reconnects.load();
+  s.dead_lettered = counters_.dead_lettered.load();
+  s.timed_out = counters_.timed_out.load();
   return s;
 }
 
@@ -243,6 +230,7 @@ void scheduler_impl::request(std::vector<std::string> call, Handler h, Result cl
 }
 
 void scheduler_impl::put(put_request r, put_handler h) {
+  r.failure = r.options.failure.value_or(options_.failure);
   request(put_call(keys_, r), std::move(h), std::chrono::system_clock::time_point{},
           [](const redis_value& v, std::chrono::system_clock::time_point& due) {
             std::int64_t ms = 0;
@@ -254,6 +242,25 @@ void scheduler_impl::put(put_request r, put_handler h) {
 
 void scheduler_impl::cancel(std::string id, cancel_handler h) {
   request(cancel_call(keys_, id), std::move(h), false, [](const redis_value& v, bool& existed) {
+    std::int64_t n = 0;
+    auto ec = parse_integer(v, n);
+    existed = n == 1;
+    return ec;
+  });
+}
+
+void scheduler_impl::list_dead(std::size_t limit, list_dead_handler h) {
+  request(dead_list_call(keys_, limit), std::move(h), std::vector<dead_letter>{},
+          [](const redis_value& v, std::vector<dead_letter>& out) { return parse_dead_list(v, out); });
+}
+
+void scheduler_impl::redrive(std::string fire_id, redrive_handler h) {
+  request(dead_redrive_call(keys_, fire_id), std::move(h), std::string{},
+          [](const redis_value& v, std::string& id) { return parse_text(v, id); });
+}
+
+void scheduler_impl::delete_dead(std::string fire_id, cancel_handler h) {
+  request(dead_delete_call(keys_, fire_id), std::move(h), false, [](const redis_value& v, bool& existed) {
     std::int64_t n = 0;
     auto ec = parse_integer(v, n);
     existed = n == 1;
@@ -461,112 +468,6 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
       if (ec == error::stale_lease || (clock::now() >= st->local_expiry && !st->finishing)) lease_lost(*st);
     }
   }
-}
-
-// ---------------------------------------------------------------------------
-// One fire: dispatch, run, acknowledge
-// ---------------------------------------------------------------------------
-
-void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
-  ++counters_.claimed;
-  auto st = std::make_shared<running_fire>();
-  st->fire = std::move(f);
-  st->local_expiry = sent + options_.lease;
-  handler_ptr h;
-  {
-    std::lock_guard lk(mutex_);
-    if (auto it = handlers_.find(st->fire.task); it != handlers_.end()) h = it->second;
-    ++running_count_;
-  }
-  running_[st->fire.token] = st;
-  if (!h) {
-    // Another process of the namespace may know this task: give it back.
-    ++counters_.no_handler;
-    spawn(finish_fire(st, false));
-    return;
-  }
-  try {
-    asio::post(work_, [self = shared_from_this(), st, h] {
-      fire_context ctx = make_context(st->fire, st->stop.get_token());
-      bool ok = true;
-      const auto* outer = handler_running_for;
-      handler_running_for = self.get();
-      try {
-        (*h)(ctx);
-      } catch (...) {
-        ok = false;
-        if (self->options_.on_handler_error) {
-          try {
-            self->options_.on_handler_error(ctx, std::current_exception());
-          } catch (...) {
-          }
-        } else {
-          log_handler_failed(self->options_, ctx, std::current_exception());
-        }
-      }
-      handler_running_for = outer;
-      if (self->closing_) return;  // links are closed: the lease will run out
-      std::weak_ptr<scheduler_impl> weak = self;
-      asio::post(self->ctl_, [weak, st, ok] {
-        if (auto s = weak.lock()) s->spawn(s->finish_fire(st, ok));
-      });
-    });
-  } catch (...) {
-    spawn(finish_fire(st, false));  // the work executor refused it
-  }
-}
-
-void scheduler_impl::lease_lost(running_fire& st) {
-  if (st.lost) return;  // counted once, whoever learns it first
-  st.lost = true;
-  st.stop.request_stop();
-  ++counters_.leases_lost;
-}
-
-asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> st, bool ok) {
-  clock::duration backoff = options_.reconnect_min;
-  const auto retry_ms = static_cast<std::int64_t>(options_.retry_delay.count());
-  st->finishing = true;  // no more extensions: see lease_loop
-  while (!closing_) {
-    // Built before co_await: g++ 12 destroys a ?: temporary twice across a suspension.
-    std::vector<std::string> call;
-    if (ok)
-      call = ack_call(keys_, st->fire.id, st->fire.token);
-    else
-      call = nack_call(keys_, st->fire.id, st->fire.token, retry_ms);
-    auto [ec, v] = co_await exec(std::move(call));
-    if (!ec) {
-      if (ok) {
-        bool acked = false;
-        std::int64_t next = 0;
-        ec = parse_ack(v, acked, next);
-        if (!ec) ++counters_.acked;  // a repeat means our first ack was applied
-      } else {
-        std::int64_t at = 0;
-        ec = parse_integer(v, at);
-        if (!ec) ++counters_.released;
-      }
-      if (ec == error::stale_lease) {
-        ++counters_.stale_acks;
-        lease_lost(*st);  // superseded before the ack: really lost
-      }
-      break;  // Redis answered: nothing to retry
-    }
-    // The lease is gone by now: whoever claims the fire next runs it again.
-    if (clock::now() >= st->local_expiry) break;
-    co_await sleep_for(next_backoff(backoff));
-  }
-  fire_done(st);
-}
-
-void scheduler_impl::fire_done(std::shared_ptr<running_fire> st) {
-  running_.erase(st->fire.token);
-  {
-    std::lock_guard lk(mutex_);
-    --running_count_;
-  }
-  fires_cv_.notify_all();
-  wake_claims();
 }
 
 }  // namespace chronopool::durable::detail

@@ -36,8 +36,15 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace chronopool::durable::detail {
+
+class scheduler_impl;
+
+/// The scheduler whose fire handler is running on this thread, if any:
+/// stop() from inside a handler would wait for that very handler.
+extern thread_local const scheduler_impl* handler_running_for;
 
 class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
  public:
@@ -46,7 +53,15 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
       void(boost::system::error_code, std::chrono::system_clock::time_point)>;
   using cancel_handler =
       boost::asio::any_completion_handler<void(boost::system::error_code, bool)>;
-  using handler_ptr = std::shared_ptr<const scheduler::task_handler>;
+  using list_dead_handler = boost::asio::any_completion_handler<
+      void(boost::system::error_code, std::vector<dead_letter>)>;
+  using redrive_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::string)>;
+  // A task name's handler with its options, shared with the fires running it.
+  struct registered_handler {
+    scheduler::task_handler fn;
+    handler_options options;
+  };
+  using handler_ptr = std::shared_ptr<const registered_handler>;
 
   scheduler_impl(executor_type work, scheduler_options options);
   ~scheduler_impl();
@@ -58,7 +73,7 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   executor_type work_executor() const noexcept { return work_; }
   const std::string& owner() const noexcept { return owner_; }
 
-  void register_handler(std::string task, scheduler::task_handler h);
+  void register_handler(std::string task, scheduler::task_handler h, handler_options o);
   void start();
   void stop();
   scheduler_stats stats() const;
@@ -66,6 +81,9 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
 
   void put(put_request r, put_handler h);
   void cancel(std::string id, cancel_handler h);
+  void list_dead(std::size_t limit, list_dead_handler h);
+  void redrive(std::string fire_id, redrive_handler h);
+  void delete_dead(std::string fire_id, cancel_handler h);
 
  private:
   using clock = std::chrono::steady_clock;
@@ -78,11 +96,15 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
     clock::time_point local_expiry;  // conservative: measured from the request's send time
     bool lost = false;               // ctl: its lease was lost (counted once, handler told to stop)
     bool finishing = false;          // ctl: its ack or nack has been sent
+    // ctl: runs out at the handler's timeout (null without one); cancelled
+    // when the fire is done. Its wait holds `st`, so it must end: it does,
+    // by firing, by fire_done's cancel, or when ctl_ is destroyed.
+    std::unique_ptr<boost::asio::steady_timer> timeout;
   };
 
   struct counters {
     std::atomic<std::uint64_t> claimed{0}, acked{0}, stale_acks{0}, released{0}, extended{0},
-        leases_lost{0}, no_handler{0}, reconnects{0};
+        leases_lost{0}, no_handler{0}, reconnects{0}, dead_lettered{0}, timed_out{0};
   };
 
   // Loops (ctl).
@@ -101,7 +123,10 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   boost::asio::awaitable<void> wake_link_loop();
   boost::asio::awaitable<void> claim_loop();
   boost::asio::awaitable<void> lease_loop();
-  boost::asio::awaitable<void> finish_fire(std::shared_ptr<running_fire> st, bool ok);
+  // Acknowledges the fire (ok), or gives it back with `error_text` to be
+  // retried or dead-lettered. Only the first call for a fire does anything:
+  // a timed-out handler's late return finds its fire finished.
+  boost::asio::awaitable<void> finish_fire(std::shared_ptr<running_fire> st, bool ok, std::string error_text);
 
   // One request on the command connection; waits up to request_timeout for
   // the connection to come up first.
@@ -113,7 +138,12 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   void wake_claims();
   clock::duration next_backoff(clock::duration& current);
 
+  // scheduler_fires.cpp: runs a claimed fire's handler on the work executor.
   void dispatch(claimed_fire f, clock::time_point sent);
+  // Arms the fire's timeout, when its handler has one.
+  void arm_timeout(const std::shared_ptr<running_fire>& st, clock::duration timeout);
+  // The handler ran past its timeout: asked to stop, its fire given back.
+  void handler_timed_out(const std::shared_ptr<running_fire>& st, clock::duration timeout);
   // Marks the fire's lease lost: counts it once and asks its handler to stop.
   void lease_lost(running_fire& st);
   void fire_done(std::shared_ptr<running_fire> st);

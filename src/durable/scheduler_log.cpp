@@ -61,4 +61,33 @@ void log_handler_failed(const scheduler_options& o, const fire_context& ctx, std
   }
 }
 
+void log_dead_lettered(const scheduler_options& o, const claimed_fire& f, std::string_view error_text) noexcept {
+  try {
+    const std::string fire = fmt::format("{}@{}", f.id, f.due_ms);
+    const std::string message =
+        fmt::format("fire {} of task '{}' dead-lettered after {} attempts: {}", fire, f.task, f.attempt, error_text);
+    const std::string attempt = fmt::format("{}", f.attempt);
+    const chronopool::log_field fields[] = {
+        {"namespace", o.name_space}, {"schedule", f.id}, {"fire", fire}, {"attempt", attempt}};
+    chronopool::detail::emit_log(o.log_handler,
+                                 {log_severity::warning, "durable", "dead_lettered", message, nullptr, fields});
+  } catch (...) {
+  }
+}
+
+void log_handler_timed_out(const scheduler_options& o, const claimed_fire& f, std::int64_t timeout_ms) noexcept {
+  try {
+    const std::string fire = fmt::format("{}@{}", f.id, f.due_ms);
+    const std::string message = fmt::format("handler of task '{}' ran past its timeout of {} ms on fire {}: "
+                                            "asked to stop, its fire given back",
+                                            f.task, timeout_ms, fire);
+    const std::string attempt = fmt::format("{}", f.attempt);
+    const chronopool::log_field fields[] = {
+        {"namespace", o.name_space}, {"schedule", f.id}, {"fire", fire}, {"attempt", attempt}};
+    chronopool::detail::emit_log(o.log_handler,
+                                 {log_severity::warning, "durable", "handler_timed_out", message, nullptr, fields});
+  } catch (...) {
+  }
+}
+
 }  // namespace chronopool::durable::detail

@@ -5,11 +5,13 @@
 // Connection trouble is logged when it changes, not at every retry.
 #pragma once
 
+#include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/fire_context.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
 
 #include <boost/system/error_code.hpp>
 
+#include <cstdint>
 #include <exception>
 #include <string_view>
 
@@ -38,5 +40,13 @@ void log_control_loop_error(const scheduler_options& o, const std::exception& e)
 
 /// A handler threw and no on_handler_error took the error.
 void log_handler_failed(const scheduler_options& o, const fire_context& ctx, std::exception_ptr error) noexcept;
+
+/// A fire's last allowed attempt failed with @p error_text: it is a dead
+/// letter now (a warning, event "dead_lettered").
+void log_dead_lettered(const scheduler_options& o, const claimed_fire& f, std::string_view error_text) noexcept;
+
+/// A handler ran past its handler_options::timeout of @p timeout_ms and was
+/// abandoned (a warning, event "handler_timed_out").
+void log_handler_timed_out(const scheduler_options& o, const claimed_fire& f, std::int64_t timeout_ms) noexcept;
 
 }  // namespace chronopool::durable::detail

@@ -13,6 +13,7 @@
 /// rejected. See docs/durable.md.
 #pragma once
 
+#include <chronopool/durable/dead_letter.hpp>
 #include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/error.hpp>
 #include <chronopool/durable/fire_context.hpp>
@@ -24,11 +25,13 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <ratio>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace chronopool::durable {
 
@@ -94,7 +97,9 @@ struct scheduler_stats {
   std::uint64_t claimed = 0;          ///< fires leased to this process
   std::uint64_t acked = 0;            ///< acknowledged and accepted
   std::uint64_t stale_acks = 0;       ///< acknowledgements rejected: the token was superseded
-  std::uint64_t released = 0;         ///< given back (handler threw, or no handler here)
+  std::uint64_t released = 0;         ///< given back to be retried (handler threw or timed out, or no handler here)
+  std::uint64_t dead_lettered = 0;    ///< fires this process's give-backs dead-lettered (their last attempt failed)
+  std::uint64_t timed_out = 0;        ///< handlers abandoned for running past their handler_options::timeout
   std::uint64_t extended = 0;         ///< successful lease extensions
   std::uint64_t leases_lost = 0;      ///< fires whose lease really was lost (superseded, cancelled or not renewed in time)
   std::uint64_t no_handler = 0;       ///< fires claimed for a task nobody registered here
@@ -117,7 +122,8 @@ class scheduler {
   /// Fire times: wall-clock time points, as Redis keeps them.
   using time_point = std::chrono::system_clock::time_point;
   /// Runs one fire on the work executor. Returning acknowledges the fire;
-  /// throwing gives it back to be retried after retry_delay.
+  /// throwing gives it back, to be retried or dead-lettered per the
+  /// schedule's failure_policy (the exception's text goes with it).
   using task_handler = std::function<void(const fire_context&)>;
 
   /// Connects to Redis in the background at once (scheduling works without
@@ -140,6 +146,10 @@ class scheduler {
   /// Registers (or replaces) the handler for a task name. Thread-safe.
   /// @throws std::invalid_argument for an empty name or handler.
   void register_handler(std::string task, task_handler handler);
+  /// The same, with a timeout for the handler's runs.
+  /// @throws std::invalid_argument for an empty name or handler, or a
+  /// negative options.timeout.
+  void register_handler(std::string task, task_handler handler, handler_options options);
 
   /// Starts claiming fires. Idempotent.
   void start();
@@ -247,7 +257,52 @@ class scheduler {
         token, std::move(id));
   }
 
+  /// Lists up to `limit` dead letters of the namespace, oldest first.
+  /// @throws std::invalid_argument for a zero limit.
+  /// @par Completion Signature
+  /// @code void(error_code, std::vector<dead_letter>) @endcode
+  template <class Token>
+  auto async_list_dead_letters(std::size_t limit, Token&& token) {
+    check_limit(limit);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<dead_letter>)>(
+        [this](auto handler, std::size_t n) { initiate_list_dead(n, list_dead_handler(std::move(handler))); },
+        token, limit);
+  }
+
+  /// Runs a dead letter again: it becomes a one-shot schedule due at the
+  /// fire's own time (so at once), with the same task, payload and failure
+  /// policy and a fresh count of attempts, and the dead letter is deleted.
+  /// The schedule takes the dead letter's schedule id when no schedule has
+  /// it (a one-shot comes back with its fire id), else the fire id (a
+  /// periodic schedule that moved on is left alone).
+  /// @par Completion Signature
+  /// @code void(error_code, std::string schedule_id) @endcode
+  /// schedule_id is empty when there is no such dead letter;
+  /// error::schedule_exists when both ids are taken; error::out_of_memory
+  /// at maxmemory (the dead letter stays).
+  template <class Token>
+  auto async_redrive_dead_letter(std::string fire_id, Token&& token) {
+    check_id(fire_id);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
+        [this](auto handler, std::string f) { initiate_redrive(std::move(f), redrive_handler(std::move(handler))); },
+        token, std::move(fire_id));
+  }
+
+  /// Deletes a dead letter.
+  /// @par Completion Signature
+  /// @code void(error_code, bool existed) @endcode
+  template <class Token>
+  auto async_delete_dead_letter(std::string fire_id, Token&& token) {
+    check_id(fire_id);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+        [this](auto handler, std::string f) { initiate_delete_dead(std::move(f), cancel_handler(std::move(handler))); },
+        token, std::move(fire_id));
+  }
+
  private:
+  using list_dead_handler =
+      boost::asio::any_completion_handler<void(boost::system::error_code, std::vector<dead_letter>)>;
+  using redrive_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::string)>;
   using put_handler =
       boost::asio::any_completion_handler<void(boost::system::error_code, time_point)>;
   using cancel_handler = boost::asio::any_completion_handler<void(boost::system::error_code, bool)>;
@@ -274,9 +329,13 @@ class scheduler {
                                           detail::schedule_kind kind, const schedule_options& o, bool absolute,
                                           std::int64_t at_ms, std::int64_t period_ms);
   static void check_id(const std::string& id);
+  static void check_limit(std::size_t limit);
   [[noreturn]] static void throw_bad_period();
   void initiate_put(detail::put_request r, put_handler h);
   void initiate_cancel(std::string id, cancel_handler h);
+  void initiate_list_dead(std::size_t limit, list_dead_handler h);
+  void initiate_redrive(std::string fire_id, redrive_handler h);
+  void initiate_delete_dead(std::string fire_id, cancel_handler h);
 
   std::shared_ptr<detail::scheduler_impl> impl_;
 };

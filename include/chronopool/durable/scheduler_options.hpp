@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace chronopool::durable {
@@ -31,6 +32,34 @@ enum class misfire_policy {
   catch_up,
 };
 
+/// What happens to a fire whose handler fails (throws, times out, or finds
+/// no handler in the process that claimed it; a lease that runs out counts
+/// too): attempt k is retried after a wait drawn from [b/2, b], where
+/// b = min(max_backoff, initial_backoff * multiplier^(k-1)); when attempt
+/// max_attempts fails as well, the fire becomes a dead letter
+/// (scheduler::async_list_dead_letters) and a periodic schedule moves on to
+/// its next occurrence. See docs/durable.md, "Failures". The defaults are
+/// also the Redis library's (src/durable/chronopool_functions.lua).
+struct failure_policy {
+  /// How many times one occurrence runs at most, the first run included; at least 1.
+  std::uint32_t max_attempts = 5;
+  /// The wait before the second attempt (before jitter); not negative.
+  std::chrono::milliseconds initial_backoff{1000};
+  /// Each further wait is this many times the previous one; finite, at least 1.
+  double multiplier = 2.0;
+  /// No wait is longer than this (before jitter); not negative.
+  std::chrono::milliseconds max_backoff{60000};
+};
+
+/// Settings of one task name's handler in this process.
+struct handler_options {
+  /// A run longer than this is abandoned: its stop token is requested, its
+  /// lease given back as a failed attempt (so it is retried or dead-lettered
+  /// per the schedule's failure_policy), and its eventual return ignored.
+  /// Zero: no limit (the default); not negative.
+  std::chrono::milliseconds timeout{0};
+};
+
 /// Per-schedule settings.
 struct schedule_options {
   /// What a periodic schedule does about missed occurrences.
@@ -40,6 +69,9 @@ struct schedule_options {
   /// Replace an existing schedule with the same id instead of failing with
   /// error::schedule_exists.
   bool replace = false;
+  /// Retries and dead letters of this schedule's fires; empty: the
+  /// scheduler's scheduler_options::failure. Fixed when the schedule is created.
+  std::optional<failure_policy> failure;
 };
 
 /// Settings of one scheduler (one process's view of a namespace).
@@ -63,8 +95,9 @@ struct scheduler_options {
   std::size_t claim_batch = 16;
   /// ... and at most this many run here at once.
   std::size_t max_in_flight = 64;
-  /// A handler that throws gives its fire back; it may be claimed again after this.
-  std::chrono::milliseconds retry_delay{1000};
+  /// The failure policy of schedules created without one of their own
+  /// (schedule_options::failure), one-shots included.
+  failure_policy failure;
   /// Reconnection backoff: doubles from min to max, with jitter. The first
   /// wait; positive.
   std::chrono::milliseconds reconnect_min{50};
@@ -73,13 +106,14 @@ struct scheduler_options {
   /// stop() waits this long for running handlers to return and be acknowledged.
   std::chrono::milliseconds stop_timeout{5000};
   /// Called (on the worker that ran it) when a handler throws; the fire is
-  /// given back and retried after retry_delay. Empty: the error is logged
+  /// given back, to be retried or dead-lettered per its failure_policy. Empty: the error is logged
   /// (a warning, event "handler_failed") to log_handler.
   std::function<void(const fire_context&, std::exception_ptr)> on_handler_error;
   /// Where this scheduler's log records go (component "durable"): links
   /// failing and coming back ("connection_failed", "auth_failed",
   /// "out_of_memory", "connected": each logged when it changes, not at every
-  /// retry), handler errors nobody took, control loop errors. Empty: the
+  /// retry), handler errors nobody took, fires dead-lettered or timed out
+  /// here (warnings "dead_lettered", "handler_timed_out"), control loop errors. Empty: the
   /// process-wide handler (chronopool::set_log_handler).
   chronopool::log_handler log_handler{};
 };

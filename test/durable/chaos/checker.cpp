@@ -55,6 +55,10 @@ check_report check(const check_input& in) {
     for (std::int64_t t = grid.first_due; t <= in.check_until; t += grid.period) {
       ++rep.ticks_expected;
       if (ticks.find(t) == ticks.end()) {
+        if (in.dead_letters.contains(name + "@" + std::to_string(t))) {
+          ++rep.dead_lettered;  // given up after its attempts, and kept: not lost
+          continue;
+        }
         ++rep.missing;
         rep.violations.push_back("tick never ran: " + name + "@" + std::to_string(t));
       }
@@ -79,6 +83,11 @@ check_report check(const check_input& in) {
         rep.violations.push_back("a tick ran twice far from any fault: " + describe(runs.front()));
     }
   }
+
+  for (const auto& [fire, attempts] : in.dead_letters)
+    if (attempts < in.max_attempts)
+      rep.violations.push_back("dead-lettered after " + std::to_string(attempts) + " of " +
+                               std::to_string(in.max_attempts) + " attempts: " + fire);
 
   // Overlapping runs of one schedule need an expired lease, which needs a fault.
   for (auto& [name, runs] : by_schedule) {

@@ -44,12 +44,18 @@ struct check_input {
   /// How far from a fault a duplicate or overlap may start and still be
   /// blamed on it: a lease plus the time to notice and reclaim.
   std::int64_t margin = 0;
+  /// Dead letters found at the end: fire id ("<schedule>@<due>") -> attempts.
+  std::map<std::string, std::uint32_t> dead_letters;
+  /// The workers' failure_policy::max_attempts: a dead letter with fewer
+  /// attempts was given up too early.
+  std::uint32_t max_attempts = 0;
 };
 
 struct check_report {
   std::uint64_t ticks_expected = 0;
   std::uint64_t ticks_run = 0;
   std::uint64_t missing = 0;
+  std::uint64_t dead_lettered = 0;     // ticks that never ran but are dead letters
   std::uint64_t duplicated_ticks = 0;  // ticks that ran more than once
   std::uint64_t overlaps = 0;          // runs of one schedule that overlapped
   std::vector<std::string> violations;
@@ -59,7 +65,9 @@ struct check_report {
 /// Parses one log line; false if malformed.
 bool parse_run(const std::string& line, run_record& out);
 
-/// Every tick up to check_until ran at least once; every repeat carries a
+/// Every tick up to check_until ran at least once or is a dead letter (no
+/// fire lost unless dead-lettered), and dead letters come only after
+/// max_attempts attempts; every repeat carries a
 /// different token and lies near a fault; runs of one schedule overlap only
 /// near a fault (where a lease can have expired).
 check_report check(const check_input& in);

@@ -76,7 +76,11 @@ cd::scheduler_options worker_options(std::uint16_t port, const std::string& ns, 
   o.max_poll = 200ms;
   o.reconnect_min = 20ms;
   o.reconnect_max = 200ms;
-  o.retry_delay = 50ms;
+  o.failure.initial_backoff = 50ms;
+  o.failure.max_backoff = 50ms;
+  // Kills and stalls make leases run out: each counts as an attempt. The
+  // chaos run checks that no fire is lost, so it never gives one up.
+  o.failure.max_attempts = 1000000;
   return o;
 }
 
@@ -293,7 +297,11 @@ int run_harness(const settings& s) {
 
   {
     chronopool::scheduled_thread_pool pool(1);
-    cd::scheduler admin(pool.get_executor(), worker_options(redis.port(), ns, s.lease_ms));
+    const auto o = worker_options(redis.port(), ns, s.lease_ms);
+    cd::scheduler admin(pool.get_executor(), o);
+    in.max_attempts = o.failure.max_attempts;
+    for (const auto& d : admin.async_list_dead_letters(100'000, boost::asio::use_future).get())
+      in.dead_letters[d.fire_id] = d.attempts;
     for (const auto& [name, grid] : in.schedules) admin.async_cancel(name, boost::asio::use_future).get();
     admin.stop();
     pool.shutdown();
@@ -322,8 +330,8 @@ int run_harness(const settings& s) {
 
   fmt::print("faults injected:\n");
   for (const auto& [kind, n] : injected) fmt::print("  {:32} {}\n", kind, n);
-  fmt::print("runs logged: {} (malformed {}), ticks expected {}, ticks run {}, missing {}\n", in.runs.size(),
-             malformed, rep.ticks_expected, rep.ticks_run, rep.missing);
+  fmt::print("runs logged: {} (malformed {}), ticks expected {}, ticks run {}, missing {}, dead-lettered {}\n",
+             in.runs.size(), malformed, rep.ticks_expected, rep.ticks_run, rep.missing, rep.dead_lettered);
   if (caught_up_after >= 0)
     fmt::print("every tick due by the last fault had run {} ms after it\n", caught_up_after);
   fmt::print("ticks run more than once: {} (each near a fault, under different tokens)\n", rep.duplicated_ticks);

@@ -85,6 +85,20 @@ BOOST_AUTO_TEST_CASE(runs_off_the_grid_fail) {
   BOOST_TEST(!chaos::check(in).ok());
 }
 
+BOOST_AUTO_TEST_CASE(a_tick_that_never_ran_passes_only_as_a_dead_letter_after_max_attempts) {
+  auto in = clean();
+  in.runs.erase(in.runs.begin() + 1);
+  in.max_attempts = 3;
+  in.dead_letters["s@1100"] = 3;
+  auto rep = chaos::check(in);
+  BOOST_TEST(rep.ok());
+  BOOST_TEST(rep.dead_lettered == 1u);
+  in.dead_letters["s@1100"] = 2;  // given up too early
+  rep = chaos::check(in);
+  BOOST_TEST(!rep.ok());
+  BOOST_TEST(rep.violations.front().find("dead-lettered after 2 of 3") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(log_lines_are_parsed_strictly) {
   chaos::run_record r;
   BOOST_TEST(chaos::parse_run("s1@1795441582889 12 4242 100 130", r));

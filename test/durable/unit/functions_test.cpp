@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The chronopool_v1 Redis function library, called directly on a real Redis:
+// The chronopool_v2 Redis function library, called directly on a real Redis:
 // claim / ack / nack / extend / cancel semantics, fencing tokens, misfire
 // policies and the wake channel.
 #include <boost/test/unit_test.hpp>
@@ -13,10 +13,14 @@
 #include "sync_redis.hpp"
 #include "test_redis.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace cd = chronopool::durable;
 using cd::detail::claim_result;
@@ -43,7 +47,7 @@ struct library_fixture {
   }
 
   std::int64_t server_now() {
-    auto v = redis.exec({"FCALL", "cp_time_v1", "1", ks.due_key()});
+    auto v = redis.exec({"FCALL", "cp_time_v2", "1", ks.due_key()});
     BOOST_TEST_REQUIRE(v.is_integer());
     return v.integer;
   }
@@ -263,7 +267,10 @@ BOOST_AUTO_TEST_CASE(nack_gives_the_same_occurrence_back_after_the_retry_delay) 
   auto c = claim();
   BOOST_TEST_REQUIRE(c.fires.size() == 1u);
   std::int64_t at = 0;
-  BOOST_TEST(!cd::detail::parse_integer(redis.exec(cd::detail::nack_call(ks, "n", c.fires[0].token, 1000)), at));
+  bool dead = true;
+  // Jitter 0: the full backoff of the default policy, 1 s before the second attempt.
+  BOOST_TEST(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "n", c.fires[0].token, 0, "boom")), dead, at));
+  BOOST_TEST(!dead);
   auto early = claim();  // well within the 1 s retry delay, even on a loaded machine
   BOOST_TEST(early.fires.empty());
   BOOST_TEST(early.next_event_ms == at);
@@ -274,6 +281,76 @@ BOOST_AUTO_TEST_CASE(nack_gives_the_same_occurrence_back_after_the_retry_delay) 
   BOOST_TEST(again.fires[0].attempt == 2u);
   // The released token can neither ack nor nack any more.
   BOOST_TEST(ack("n", c.fires[0].token) == cd::error::stale_lease);
+}
+
+BOOST_AUTO_TEST_CASE(the_library_default_policy_is_failure_policy_s_and_jitter_halves_the_wait_at_most) {
+  // Schedules with the default policy store none (put_call leaves it out):
+  // the library's defaults must be failure_policy{}'s. Attempts are set by
+  // hand so the test need not wait out real backoffs.
+  const cd::failure_policy d{};
+  put_ok(once_in("d4", 0));
+  put_ok(once_in("d5", 0));
+  auto c = claim();
+  BOOST_TEST_REQUIRE(c.fires.size() == 2u);
+  std::map<std::string, std::uint64_t> token;
+  for (auto& f : c.fires) token[f.id] = f.token;
+  redis.exec({"HSET", ks.prefix() + "s:d4", "lease_attempt", std::to_string(d.max_attempts - 1)});
+  redis.exec({"HSET", ks.prefix() + "s:d5", "lease_attempt", std::to_string(d.max_attempts)});
+  bool dead = true;
+  std::int64_t at = 0;
+  const auto now = server_now();
+  BOOST_TEST_REQUIRE(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "d4", token["d4"], 0, "e4")), dead, at));
+  BOOST_TEST(!dead);
+  // Jitter 0: the full wait, initial * multiplier^(attempts - 2), capped at max_backoff.
+  const auto full = std::min<std::int64_t>(
+      d.max_backoff.count(),
+      static_cast<std::int64_t>(static_cast<double>(d.initial_backoff.count()) * std::pow(d.multiplier, d.max_attempts - 2)));
+  BOOST_TEST(at - now >= full - 50);
+  BOOST_TEST(at - now <= full + 50);
+  BOOST_TEST_REQUIRE(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "d5", token["d5"], 0, "e5")), dead, at));
+  BOOST_TEST(dead);  // the attempt numbered max_attempts
+  BOOST_TEST(at == -1);  // a one-shot ends
+  std::vector<cd::dead_letter> letters;
+  BOOST_TEST_REQUIRE(!cd::detail::parse_dead_list(redis.exec(cd::detail::dead_list_call(ks, 10)), letters));
+  BOOST_TEST_REQUIRE(letters.size() == 1u);
+  BOOST_TEST(letters[0].fire_id == "d5@" + std::to_string(c.fires[0].id == "d5" ? c.fires[0].due_ms : c.fires[1].due_ms));
+  BOOST_TEST(letters[0].attempts == d.max_attempts);
+  BOOST_TEST(letters[0].last_error == "e5");
+  BOOST_TEST(!exists("d5"));
+
+  // Full jitter (1000000): half the wait.
+  auto r = once_in("j", 0);
+  r.failure.initial_backoff = std::chrono::milliseconds(1000);
+  r.failure.multiplier = 1;
+  put_ok(r);
+  auto cj = claim();
+  BOOST_TEST_REQUIRE(cj.fires.size() == 1u);
+  const auto now_j = server_now();
+  BOOST_TEST_REQUIRE(!cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "j", cj.fires[0].token, 1000000, "x")), dead, at));
+  BOOST_TEST(at - now_j >= 450);
+  BOOST_TEST(at - now_j <= 550);
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_that_runs_out_on_the_last_attempt_dead_letters_and_the_schedule_moves_on) {
+  // A handler that kills its process every time never nacks: the claim
+  // that finds its last attempt's lease run out makes the dead letter.
+  const auto now = server_now();
+  auto r = rate_at("crash", now, 60000);
+  r.failure.max_attempts = 1;
+  put_ok(r);
+  auto c = claim(16, 1);  // a 1 ms lease, never extended
+  BOOST_TEST_REQUIRE(c.fires.size() == 1u);
+  sleep_ms(20);
+  auto again = claim();
+  BOOST_TEST(again.fires.empty());
+  std::vector<cd::dead_letter> letters;
+  BOOST_TEST_REQUIRE(!cd::detail::parse_dead_list(redis.exec(cd::detail::dead_list_call(ks, 10)), letters));
+  BOOST_TEST_REQUIRE(letters.size() == 1u);
+  BOOST_TEST(letters[0].fire_id == "crash@" + std::to_string(c.fires[0].due_ms));
+  BOOST_TEST(letters[0].attempts == 1u);
+  BOOST_TEST(letters[0].last_error.find("the lease of attempt 1 ran out") != std::string::npos);
+  BOOST_TEST(field("crash", "due") == std::to_string(c.fires[0].due_ms + 60000));  // the next occurrence
+  BOOST_TEST(again.next_event_ms == c.fires[0].due_ms + 60000);
 }
 
 BOOST_AUTO_TEST_CASE(cancel_removes_pending_and_running_schedules) {

@@ -3,8 +3,8 @@
 // Issue 43: what Redis refuses is reported as such, at once, with Redis's
 // text: a wrong or missing password as auth_failed, a full Redis
 // (maxmemory, noeviction) as out_of_memory; at maxmemory the calls that
-// free memory (ack, nack, extend, cancel, claim) keep working, and a new
-// process still starts.
+// free memory (ack, nack, extend, cancel, claim) keep working, a fire is
+// dead-lettered there, and a new process still starts.
 #include "regression_support.hpp"  // first: includes quiet_use_future.hpp
 
 #include "sync_redis.hpp"
@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cd = chronopool::durable;
 namespace dt = chronopool::durable::test;
@@ -134,7 +135,14 @@ BOOST_AUTO_TEST_CASE(at_maxmemory_fires_are_acked_extended_released_and_cancelle
   cd::detail::claim_result claimed;
   BOOST_TEST_REQUIRE(!cd::detail::parse_claim(r.exec(cd::detail::claim_call(ks, "w", 60000, 2)), claimed));
   BOOST_TEST_REQUIRE(claimed.fires.size() == 2u);
-  once("e", 0);  // due, claimed at maxmemory
+  {
+    // Due, claimed at maxmemory, and dead-lettered there at its first failure.
+    cd::detail::put_request p;
+    p.id = "e";
+    p.task = "job";
+    p.failure.max_attempts = 1;
+    BOOST_TEST_REQUIRE(!r.exec(cd::detail::put_call(ks, p)).is_error());
+  }
 
   fill_to_maxmemory(r);
 
@@ -146,14 +154,35 @@ BOOST_AUTO_TEST_CASE(at_maxmemory_fires_are_acked_extended_released_and_cancelle
   bool acked = false;
   ec = cd::detail::parse_ack(r.exec(cd::detail::ack_call(ks, fa.id, fa.token)), acked, n);
   BOOST_TEST(!ec, "ack: " << ec.message());
-  ec = cd::detail::parse_integer(r.exec(cd::detail::nack_call(ks, fb.id, fb.token, 3'600'000)), n);
+  bool dead = true;
+  // Jitter 0: the default policy's full first backoff, 1 s, so "b" is not claimed again below.
+  ec = cd::detail::parse_nack(r.exec(cd::detail::nack_call(ks, fb.id, fb.token, 0, "failed at maxmemory")), dead, n);
   BOOST_TEST(!ec, "nack: " << ec.message());
+  BOOST_TEST(!dead);
   ec = cd::detail::parse_integer(r.exec(cd::detail::cancel_call(ks, "d")), n);
   BOOST_TEST(!ec, "cancel: " << ec.message());
   cd::detail::claim_result later;
   ec = cd::detail::parse_claim(r.exec(cd::detail::claim_call(ks, "w", 60000, 4)), later);
   BOOST_TEST(!ec, "claim: " << ec.message());
-  BOOST_TEST(later.fires.size() == 1u);
+  BOOST_TEST_REQUIRE(later.fires.size() == 1u);
+
+  // A dead letter adds memory, yet is made at maxmemory: refusing it would
+  // keep the fire claimed and failing for ever. Re-driving needs memory
+  // (refused, the letter stays); deleting frees it.
+  const auto& fe = later.fires[0];
+  ec = cd::detail::parse_nack(r.exec(cd::detail::nack_call(ks, fe.id, fe.token, 0, "failed for good")), dead, n);
+  BOOST_TEST(!ec, "nack to a dead letter: " << ec.message());
+  BOOST_TEST(dead);
+  std::vector<cd::dead_letter> letters;
+  BOOST_TEST_REQUIRE(!cd::detail::parse_dead_list(r.exec(cd::detail::dead_list_call(ks, 10)), letters));
+  BOOST_TEST_REQUIRE(letters.size() == 1u);
+  BOOST_TEST(letters[0].last_error == "failed for good");
+  std::string redriven;
+  ec = cd::detail::parse_text(r.exec(cd::detail::dead_redrive_call(ks, letters[0].fire_id)), redriven);
+  BOOST_TEST(ec == make_error_code(cd::error::out_of_memory), ec.message());
+  ec = cd::detail::parse_integer(r.exec(cd::detail::dead_delete_call(ks, letters[0].fire_id)), n);
+  BOOST_TEST(!ec, "delete a dead letter: " << ec.message());
+  BOOST_TEST(n == 1);
 
   // Creating needs memory: refused, and said so with Redis's words.
   cd::detail::put_request p;

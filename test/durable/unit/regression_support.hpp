@@ -46,7 +46,8 @@ inline scheduler_options fast_options(const std::string& ns, redis_options redis
   o.name_space = ns;
   o.lease = 2s;
   o.max_poll = 200ms;
-  o.retry_delay = 50ms;
+  o.failure.initial_backoff = 50ms;
+  o.failure.max_backoff = 50ms;
   o.stop_timeout = 2s;
   o.reconnect_min = 20ms;
   o.reconnect_max = 200ms;

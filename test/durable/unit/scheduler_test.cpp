@@ -64,7 +64,8 @@ cd::scheduler_options fast_options(const std::string& ns) {
   o.name_space = ns;
   o.lease = 2s;
   o.max_poll = 200ms;
-  o.retry_delay = 50ms;
+  o.failure.initial_backoff = 50ms;
+  o.failure.max_backoff = 50ms;
   o.stop_timeout = 2s;
   return o;
 }
@@ -315,6 +316,7 @@ BOOST_AUTO_TEST_CASE(a_delay_of_duration_max_means_never_and_does_not_wrap) {
 
 BOOST_AUTO_TEST_CASE(a_fire_for_a_task_without_handler_here_is_left_for_a_process_that_has_one) {
   auto o = fast_options(ns);
+  o.failure.max_attempts = 100;  // each give-back is an attempt: do not dead-letter it meanwhile
   cd::scheduler without(pool.get_executor(), o);
   without.start();
   without.async_schedule("orphan", "elsewhere", "", 0ms, boost::asio::use_future).get();

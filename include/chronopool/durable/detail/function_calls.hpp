@@ -4,6 +4,7 @@
 // Pure functions, so the wire shapes are tested without a server.
 #pragma once
 
+#include <chronopool/durable/dead_letter.hpp>
 #include <chronopool/durable/detail/redis_value.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
 
@@ -55,6 +56,8 @@ struct put_request {
   std::int64_t at_ms = 0;
   std::int64_t period_ms = 0;
   schedule_options options;
+  /// The failure policy sent: options.failure, or the scheduler's default.
+  failure_policy failure;
 };
 
 struct claimed_fire {
@@ -74,7 +77,10 @@ struct claim_result {
 };
 
 /// The name the library registers ("#!lua name=...").
-inline constexpr const char library_name[] = "chronopool_v1";
+inline constexpr const char library_name[] = "chronopool_v2";
+
+/// The longest error text a nack carries to Redis (longer texts are cut).
+inline constexpr std::size_t max_error_bytes = 1024;
 
 std::vector<std::string> load_functions_call();
 /// FUNCTION LIST of our library with its code: read-only, so Redis answers
@@ -87,12 +93,17 @@ std::vector<std::string> put_call(const key_space& ks, const put_request& r);
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner,
                                     std::int64_t lease_ms, std::size_t n);
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token);
-std::vector<std::string> nack_call(const key_space& ks, std::string_view id,
-                                   std::uint64_t token, std::int64_t retry_ms);
+/// `jitter` in [0, 1000000]: where in [b/2, b] the backoff b lands;
+/// `error_text` is cut to max_error_bytes.
+std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
+                                   std::uint32_t jitter, std::string_view error_text);
 std::vector<std::string> extend_call(const key_space& ks, std::string_view id,
                                      std::uint64_t token, std::int64_t lease_ms);
 std::vector<std::string> cancel_call(const key_space& ks, std::string_view id);
 std::vector<std::string> get_call(const key_space& ks, std::string_view id);
+std::vector<std::string> dead_list_call(const key_space& ks, std::size_t n);
+std::vector<std::string> dead_redrive_call(const key_space& ks, std::string_view fire_id);
+std::vector<std::string> dead_delete_call(const key_space& ks, std::string_view fire_id);
 
 /// Maps an error reply of the library to an error_code: "STALE ..." to
 /// stale_lease, "EXISTS ..." to schedule_exists, "OOM ..." to out_of_memory
@@ -107,7 +118,14 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out);
 boost::system::error_code parse_put(const redis_value& v, std::int64_t& due_ms);
 /// cp_ack_v1: `acked` is false for a repeated ack or a schedule that is gone.
 boost::system::error_code parse_ack(const redis_value& v, bool& acked, std::int64_t& next_due_ms);
-/// A single integer reply (extend, nack, cancel).
+/// cp_nack_v2: `dead` when the fire was dead-lettered; `at` is then the
+/// schedule's next due (-1: it ended), else when the fire may run again.
+boost::system::error_code parse_nack(const redis_value& v, bool& dead, std::int64_t& at);
+/// cp_dead_list_v2.
+boost::system::error_code parse_dead_list(const redis_value& v, std::vector<dead_letter>& out);
+/// A single text reply (re-drive: the schedule id created, empty for none).
+boost::system::error_code parse_text(const redis_value& v, std::string& out);
+/// A single integer reply (extend, cancel, deleting a dead letter).
 boost::system::error_code parse_integer(const redis_value& v, std::int64_t& out);
 
 }  // namespace chronopool::durable::detail
