@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <chrono>
 #include <ctime>
 #include <future>
@@ -181,35 +182,35 @@ BOOST_AUTO_TEST_CASE(many_timers_on_several_threads_due_or_moved_by_one_step) {
   // expiry the step passes complete at once, the others stay pending.
   asio::io_context io;
   running r(io, 4);
-  constexpr int per_thread = 50;
+  constexpr std::size_t per_thread = 50;
   std::vector<std::unique_ptr<chronopool::system_timer>> timers;
   std::vector<std::unique_ptr<wall_outcome>> outs;
-  for (int i = 0; i < 4 * per_thread; ++i) {
+  for (std::size_t i = 0; i < 4 * per_thread; ++i) {
     timers.push_back(std::make_unique<chronopool::system_timer>(io));
     outs.push_back(std::make_unique<wall_outcome>());
   }
   std::vector<std::thread> starters;
-  for (int th = 0; th < 4; ++th) {
+  for (std::size_t th = 0; th < 4; ++th) {
     starters.emplace_back([&, th] {
-      for (int i = th * per_thread; i < (th + 1) * per_thread; ++i) {
+      for (std::size_t i = th * per_thread; i < (th + 1) * per_thread; ++i) {
         timers[i]->expires_after(i % 2 == 0 ? 1h : 5h);  // odd ones stay ahead of the step
         timers[i]->async_wait(outs[i]->handler());
       }
     });
   }
   for (auto& s : starters) s.join();
-  BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == std::size_t{4 * per_thread});
+  BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == 4 * per_thread);
   const auto start = steady::now();
   injected_step step(2h);
-  for (int i = 0; i < 4 * per_thread; i += 2) {
+  for (std::size_t i = 0; i < 4 * per_thread; i += 2) {
     BOOST_REQUIRE(outs[i]->wait());
     BOOST_TEST(!outs[i]->ec);
   }
   BOOST_TEST((steady::now() - start < long_wait / 2));
   std::this_thread::sleep_for(20ms);
-  for (int i = 1; i < 4 * per_thread; i += 2) BOOST_TEST(outs[i]->calls.load() == 0);
-  for (int i = 1; i < 4 * per_thread; i += 2) BOOST_TEST(timers[i]->cancel() == 1u);
-  for (int i = 1; i < 4 * per_thread; i += 2) {
+  for (std::size_t i = 1; i < 4 * per_thread; i += 2) BOOST_TEST(outs[i]->calls.load() == 0);
+  for (std::size_t i = 1; i < 4 * per_thread; i += 2) BOOST_TEST(timers[i]->cancel() == 1u);
+  for (std::size_t i = 1; i < 4 * per_thread; i += 2) {
     BOOST_REQUIRE(outs[i]->wait());
     BOOST_TEST((outs[i]->ec == asio::error::operation_aborted));
   }
