@@ -35,9 +35,9 @@ namespace chronopool {
 ///   duration::max() expiry means "never" and does not overflow.
 /// - expires_at() and expires_after() take an optional leeway: expiries in
 ///   the same leeway-wide slot become one deadline, and so one wake-up.
-/// Only steady_clock is supported: deadlines are kept on steady time, and no
-/// wall-clock timer is offered because chronopool does not follow clock
-/// changes after a wait is armed.
+/// Clock is std::chrono::steady_clock here; std::chrono::system_clock has a
+/// specialisation whose waits follow steps of the wall clock (see
+/// chronopool::system_timer). No other clock is supported.
 ///
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: safe for cancel, cancel_one,
@@ -46,7 +46,7 @@ template <class Clock, class WaitTraits = boost::asio::wait_traits<Clock>,
           class Executor = boost::asio::any_io_executor>
 class basic_scheduled_timer {
   static_assert(std::is_same_v<Clock, std::chrono::steady_clock>,
-                "chronopool timers keep deadlines on std::chrono::steady_clock only");
+                "chronopool timers run on std::chrono::steady_clock or std::chrono::system_clock only");
 
  public:
   using executor_type = Executor;                      ///< the executor handlers default to
@@ -271,3 +271,5 @@ class basic_scheduled_timer {
 };
 
 }  // namespace chronopool
+
+#include <chronopool/impl/basic_system_timer.hpp>

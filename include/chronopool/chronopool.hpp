@@ -28,6 +28,7 @@
 #include <chronopool/scheduled_future.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
+#include <chronopool/system_timer.hpp>
 #include <chronopool/task_view.hpp>
 #include <chronopool/timer_service.hpp>
 #include <chronopool/version.hpp>

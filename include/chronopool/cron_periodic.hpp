@@ -29,21 +29,24 @@ namespace chronopool {
 
 namespace detail {
 
-/// A calendar schedule's handler on an executor: one steady timer wait per
-/// instant, armed when the previous run has ended.
+/// A calendar schedule's handler on an executor: one system timer wait per
+/// instant (which follows steps of the wall clock), armed when the previous
+/// run has ended.
 template <class Executor, class Handler>
-class cron_state final : public executor_schedule<cron_state<Executor, Handler>, Executor> {
-  friend class executor_schedule<cron_state, Executor>;
+class cron_state final
+    : public executor_schedule<cron_state<Executor, Handler>, Executor, std::chrono::system_clock> {
+  using schedule_base = executor_schedule<cron_state, Executor, std::chrono::system_clock>;
+  friend schedule_base;
 
  public:
   cron_state(const Executor& ex, Handler h, cron_cursor cursor, periodic_options o)
-      : executor_schedule<cron_state, Executor>(ex),
+      : schedule_base(ex),
         handler_(std::move(h)),
         cursor_(std::move(cursor)),
         options_(std::move(o)) {}
 
-  /// Waits for cursor_.current() on the executor's context.
-  void arm() { this->wait_until(steady_deadline_for(cursor_.current())); }
+  /// Waits for cursor_.current() on the executor's context, by the system clock.
+  void arm() { this->wait_until(cursor_.current()); }
 
  private:
   // Runs on the executor; the next wait is armed only after the handler
@@ -53,11 +56,9 @@ class cron_state final : public executor_schedule<cron_state<Executor, Handler>,
   // current and the generation is not needed.
   void on_tick(const boost::system::error_code& ec, std::uint64_t /*generation*/) {
     if (ec || !this->active()) return;
+    // The system timer completes no earlier than the instant by the system
+    // clock, steps included.
     const sys_time instant = cursor_.current();
-    if (detail::system_now() < instant) {
-      arm();  // the system clock was stepped back since arm(): wait for the instant on it
-      return;
-    }
     bool stop = false;
     std::exception_ptr error;
     try {
@@ -92,11 +93,12 @@ class cron_state final : public executor_schedule<cron_state<Executor, Handler>,
 /// run(): it goes to options.error_handler and stops the schedule, or, with
 /// options.continue_after_error, only goes to the handler. Throws
 /// std::invalid_argument for an empty handler, for a max_runs or until,
-/// or for a jitter or leeway other than 0. The wall clock is followed as by
-/// scheduled_thread_pool::schedule_cron: each instant becomes a steady
-/// deadline when it is armed, and a run never starts before its instant by
-/// the system clock; a forward step of the system clock is not followed by
-/// the wait already armed, which then comes late by the step.
+/// or for a jitter or leeway other than 0. Each instant waits on a system
+/// timer (see chronopool::system_timer), which follows the wall clock: a run
+/// never starts before its instant by the system clock, and when the clock
+/// is stepped forward past the instant waited for, that run starts at once
+/// (@p misfire then decides how many of the instants passed meanwhile still
+/// run).
 template <class Executor, class Handler>
   requires detail::cron_callable<Handler>
 periodic_handle schedule_cron(const Executor& ex, const cron_schedule& schedule, Handler&& handler,

@@ -8,6 +8,7 @@
 #include <chronopool/cron_fire.hpp>
 #include <chronopool/cron_schedule.hpp>
 #include <chronopool/detail/calendar/cron_run.hpp>
+#include <chronopool/detail/time/clock_steps.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -35,11 +36,10 @@ namespace chronopool {
 /// construction decides how many of them still tick, at once (once, by
 /// default). The first tick is the first instant after construction.
 ///
-/// Wall clock: the instant becomes a steady deadline when its wait starts
-/// (steady now + (instant − system now)); a tick never completes before its
-/// instant by the system clock (after a backward step the wait is re-armed
-/// when it ends), but a forward step during the wait is not followed: the
-/// tick comes late by the step. One tick wait at a time: a new async_tick cancels
+/// Wall clock: the tick waits on a system timer (see chronopool::system_timer),
+/// so it follows steps of the system clock: it never completes before its
+/// instant by the system clock, and a forward step past the instant
+/// completes it at once. One tick wait at a time: a new async_tick cancels
 /// a pending one.
 template <class Executor = boost::asio::any_io_executor>
 class basic_cron_timer {
@@ -52,7 +52,7 @@ class basic_cron_timer {
   /// std::invalid_argument when it names none that time_point can hold.
   basic_cron_timer(const executor_type& ex, cron_schedule schedule, cron_misfire misfire = {})
       : timer_(ex), cursor_(std::move(schedule), misfire) {
-    if (!cursor_.start(clock_type::now()))
+    if (!cursor_.start(detail::system_now()))
       throw std::invalid_argument("chronopool: cron_timer: the schedule names no instant ahead");
   }
   /// As the constructor above, on @p ctx's executor.
@@ -72,7 +72,7 @@ class basic_cron_timer {
   /// at once. time_point::max() when the schedule has no instant left.
   time_point next_tick() const {
     if (!consumed_) return cursor_.current();
-    const std::optional<time_point> next = cursor_.peek(clock_type::now());
+    const std::optional<time_point> next = cursor_.peek(detail::system_now());
     return next ? *next : time_point::max();
   }
 
@@ -110,7 +110,7 @@ class basic_cron_timer {
       if (state == 0) {
         op.reset_cancellation_state(boost::asio::enable_total_cancellation());
         if (self->consumed_) {
-          if (!self->cursor_.advance(clock_type::now())) {
+          if (!self->cursor_.advance(detail::system_now())) {
             // Never complete inside the initiating call: post the eof.
             state = 2;
             boost::asio::post(self->timer_.get_executor(), std::move(op));
@@ -126,11 +126,6 @@ class basic_cron_timer {
         op.complete(boost::asio::error::eof);
         return;
       }
-      if (!ec && clock_type::now() < self->cursor_.current()) {
-        // The system clock was stepped back during the wait: wait for the instant on it.
-        self->wait(std::move(op));
-        return;
-      }
       if (!ec) {
         self->last_ = self->cursor_.current();
         self->consumed_ = true;
@@ -141,11 +136,11 @@ class basic_cron_timer {
 
   template <class Op>
   void wait(Op&& op) {
-    timer_.expires_at(detail::steady_deadline_for(cursor_.current()));
+    timer_.expires_at(cursor_.current());
     timer_.async_wait(std::forward<Op>(op));
   }
 
-  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
+  basic_scheduled_timer<clock_type, boost::asio::wait_traits<clock_type>, Executor> timer_;
   detail::cron_cursor cursor_;
   std::optional<time_point> last_;
   bool consumed_ = false;  // the tick for cursor_.current() has completed

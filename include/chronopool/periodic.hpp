@@ -101,16 +101,18 @@ class periodic_state_base {
 template <class Handler>
 inline constexpr bool steers_its_schedule_v = std::is_same_v<std::invoke_result_t<Handler&>, periodic_control>;
 
-/// What every schedule of handlers on an executor has: one steady timer
-/// wait at a time on @p Executor's context, completing in Derived::on_tick.
-template <class Derived, class Executor>
+/// What every schedule of handlers on an executor has: one timer wait at a
+/// time on @p Executor's context, completing in Derived::on_tick; on the
+/// steady clock, or on the system clock (a calendar schedule), whose waits
+/// follow its steps.
+template <class Derived, class Executor, class Clock = std::chrono::steady_clock>
 class executor_schedule : public periodic_state_base, public std::enable_shared_from_this<Derived> {
  protected:
   explicit executor_schedule(const Executor& ex) : timer_(ex) {}
 
   /// Waits for @p deadline; Derived::on_tick gets the outcome with
   /// @p generation, which lets a schedule that re-arms tell a stale wait.
-  void wait_until(time_point deadline, std::uint64_t generation = 0) {
+  void wait_until(typename Clock::time_point deadline, std::uint64_t generation = 0) {
     timer_.expires_at(deadline);
     auto self = this->shared_from_this();
     timer_.async_wait([self, generation](const boost::system::error_code& ec) { self->on_tick(ec, generation); });
@@ -132,7 +134,7 @@ class executor_schedule : public periodic_state_base, public std::enable_shared_
   }
 
  private:
-  basic_scheduled_timer<std::chrono::steady_clock, boost::asio::wait_traits<std::chrono::steady_clock>, Executor> timer_;
+  basic_scheduled_timer<Clock, boost::asio::wait_traits<Clock>, Executor> timer_;
 };
 
 template <class Executor, class Handler>

@@ -69,6 +69,8 @@ class registry {
     notify();
   }
 
+  void shift(std::chrono::nanoseconds step) noexcept { offset_ns_.fetch_add(step.count(), std::memory_order_relaxed); }
+
   std::int64_t offset_ns() const noexcept { return offset_ns_.load(std::memory_order_relaxed); }
   std::uint64_t steps() const noexcept { return steps_.load(std::memory_order_relaxed); }
 
@@ -113,6 +115,8 @@ void subscribe_clock_steps(clock_step_listener& l) { the_registry().subscribe(l)
 void unsubscribe_clock_steps(clock_step_listener& l) noexcept { the_registry().unsubscribe(l); }
 
 void inject_clock_step(std::chrono::nanoseconds step) { the_registry().inject(step); }
+
+void shift_system_now_unnoticed(std::chrono::nanoseconds step) noexcept { the_registry().shift(step); }
 
 std::uint64_t clock_steps_seen() noexcept { return the_registry().steps(); }
 

@@ -4,6 +4,7 @@
 // them (the context's own threads or a pool), and the diagnostics summed
 // over the shards.
 #include <chronopool/detail/timer/timer_service_base.hpp>
+#include <chronopool/detail/timer/wall_clock_waits.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
 #include <algorithm>
@@ -38,6 +39,7 @@ timer_service_base::timer_service_base(boost::asio::execution_context& ctx)
   shards_.reserve(shard_count());
   for (std::size_t i = shard_count(); i > 0; --i) shards_.push_back(std::make_shared<timer_shard>(*this, poller_));
   poller_.attach(shards_);
+  wall_ = std::make_shared<wall_clock_waits>(*this);
 }
 
 timer_service_base::~timer_service_base() = default;
@@ -93,6 +95,7 @@ void timer_service_base::learn_executor(const boost::asio::any_io_executor& ex) 
 }
 
 void timer_service_base::shutdown() {
+  wall_->shutdown();  // no step is followed from here on; the shards drop the wall waits with the rest
   for (const auto& shard : shards_) shard->shutdown();
 }
 

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // detail/platform/clock_step_watch.hpp and the registry of
 // detail/time/clock_steps.hpp built on it.
+#include "../../support/machine_clock.hpp"
 #include "platform_expectation.hpp"
 
 #include <chronopool/detail/platform/clock_step_watch.hpp>
@@ -27,25 +28,6 @@ struct counting_listener final : cpd::clock_step_listener {
   std::atomic<int> steps{0};
   void on_clock_step() noexcept override { steps.fetch_add(1); }
 };
-
-// Steps the realtime clock by @p by (from its own reading). False when this
-// process may not set the clock (no CAP_SYS_TIME).
-bool step_clock(std::chrono::nanoseconds by) {
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const auto ns = std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec) + by;
-  timespec to{};
-  to.tv_sec = static_cast<time_t>(std::chrono::duration_cast<std::chrono::seconds>(ns).count());
-  to.tv_nsec = static_cast<long>((ns - std::chrono::seconds(to.tv_sec)).count());
-  return ::clock_settime(CLOCK_REALTIME, &to) == 0;
-}
-
-// The machines that run the tests are shared: only with
-// CHRONOPOOL_TEST_CLOCK_STEP=1 may a test set the machine's clock.
-bool may_step_the_machine_clock() {
-  const char* v = std::getenv("CHRONOPOOL_TEST_CLOCK_STEP");
-  return v != nullptr && std::string(v) == "1";
-}
 
 template <class Pred>
 bool eventually(Pred pred, std::chrono::milliseconds limit = 2s) {
@@ -83,7 +65,7 @@ BOOST_AUTO_TEST_CASE(the_notice_delay_is_what_the_platform_promises) {
 // Opt-in: steps CLOCK_REALTIME forward by 3 s and back, restoring it (to
 // within the microseconds between the calls).
 BOOST_AUTO_TEST_CASE(real_steps_of_the_clock_are_reported) {
-  if (!may_step_the_machine_clock()) {
+  if (!test_support::may_step_the_machine_clock()) {
     BOOST_TEST_MESSAGE("skipped: set CHRONOPOOL_TEST_CLOCK_STEP=1 to let this test step the machine's clock");
     return;
   }
@@ -91,12 +73,12 @@ BOOST_AUTO_TEST_CASE(real_steps_of_the_clock_are_reported) {
   cpd::subscribe_clock_steps(l);
   const auto offset_before = std::chrono::system_clock::now().time_since_epoch() -
                              std::chrono::steady_clock::now().time_since_epoch();
-  if (!step_clock(3s)) {
+  if (!test_support::step_machine_clock(3s)) {
     cpd::unsubscribe_clock_steps(l);
     BOOST_FAIL("CHRONOPOOL_TEST_CLOCK_STEP=1 but this process may not set CLOCK_REALTIME (errno " << errno << ")");
   }
   BOOST_TEST(eventually([&] { return l.steps.load() >= 1; }, 1s));
-  BOOST_TEST_REQUIRE(step_clock(-3s));
+  BOOST_TEST_REQUIRE(test_support::step_machine_clock(-3s));
   BOOST_TEST(eventually([&] { return l.steps.load() >= 2; }, 1s));
   cpd::unsubscribe_clock_steps(l);
   const auto offset_after = std::chrono::system_clock::now().time_since_epoch() -

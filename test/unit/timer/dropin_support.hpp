@@ -9,6 +9,7 @@
 #include "../../support/quiet_use_future.hpp"  // first: see there
 
 #include <chronopool/steady_timer.hpp>
+#include <chronopool/system_timer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -22,6 +23,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/system_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/mpl/list.hpp>
 #include <boost/system/system_error.hpp>
@@ -42,7 +44,24 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-using timer_types = boost::mpl::list<asio::steady_timer, chronopool::steady_timer>;
+using timer_types =
+    boost::mpl::list<asio::steady_timer, chronopool::steady_timer, asio::system_timer, chronopool::system_timer>;
+
+/// A moment on both clocks, comparable with either clock's time points (a
+/// steady or a system timer's expiry) and measured from a steady start.
+struct stamp {
+  steady::time_point steady_at{};
+  std::chrono::system_clock::time_point wall_at{};
+
+  static stamp now() { return {steady::now(), std::chrono::system_clock::now()}; }
+  friend bool operator>=(const stamp& s, steady::time_point t) { return s.steady_at >= t; }
+  friend bool operator>=(const stamp& s, std::chrono::system_clock::time_point t) { return s.wall_at >= t; }
+  friend bool operator<(const stamp& a, const stamp& b) { return a.steady_at < b.steady_at; }
+  friend steady::duration operator-(const stamp& s, steady::time_point t) { return s.steady_at - t; }
+  friend std::chrono::system_clock::duration operator-(const stamp& s, std::chrono::system_clock::time_point t) {
+    return s.wall_at - t;
+  }
+};
 
 /// Generous bound for anything that must happen (CI: 2 cores, sanitizers).
 constexpr auto long_wait = 10s;
@@ -60,13 +79,13 @@ inline bool run_bounded(asio::io_context& io) {
 struct outcome {
   int calls = 0;
   error_code ec;
-  steady::time_point at{};
+  stamp at{};
 
   auto handler() {
     return [this](const error_code& e) {
       ++calls;
       ec = e;
-      at = steady::now();
+      at = stamp::now();
     };
   }
 };

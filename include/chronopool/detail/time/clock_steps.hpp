@@ -61,6 +61,10 @@ void unsubscribe_clock_steps(clock_step_listener& l) noexcept;
 /// before returning, as a real step would from the watcher thread.
 void inject_clock_step(std::chrono::nanoseconds step);
 
+/// Test seam: moves system_now() by @p step without telling anyone, as a
+/// step the watcher has not reported yet would.
+void shift_system_now_unnoticed(std::chrono::nanoseconds step) noexcept;
+
 /// Steps noticed so far (real and injected), for tests and diagnostics.
 std::uint64_t clock_steps_seen() noexcept;
 

@@ -33,6 +33,7 @@ class scheduled_thread_pool;
 namespace chronopool::detail {
 
 class pool_core;
+class wall_clock_waits;
 
 class timer_service_base : public boost::asio::execution_context::service {
  public:
@@ -99,6 +100,10 @@ class timer_service_base : public boost::asio::execution_context::service {
   /// The context when it is a scheduled_thread_pool (else null), likewise.
   scheduled_thread_pool* own_pool() const noexcept { return own_pool_; }
 
+  /// The waits of the context's system timers, which follow steps of the
+  /// wall clock (see wall_clock_waits). Only system timers use it.
+  wall_clock_waits& wall_waits() const noexcept { return *wall_; }
+
   // ---- diagnostics (tests and benchmarks) --------------------------------
 
   /// How many waits started without their shard's lock (a wait due at or
@@ -162,6 +167,7 @@ class timer_service_base : public boost::asio::execution_context::service {
   std::atomic<bool> context_known_{false};
   std::atomic<bool> any_timer_{false};
   std::atomic<bool> pool_set_{false};
+  std::shared_ptr<wall_clock_waits> wall_;  // made with the service; shared with the wall waits' records
 };
 
 }  // namespace chronopool::detail
