@@ -215,13 +215,13 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// leeway must be 0 (std::invalid_argument), as must error_handler.
   ///
   /// Wall clock: each instant is turned into a steady deadline when its run
-  /// is armed (steady now + (instant − system now)), and a run never starts
-  /// before its instant by the system clock: after a backward step (a manual
-  /// change, an NTP step; DST moves no instant) the run is re-armed when its
-  /// deadline comes. A forward step while a run is armed is not followed:
-  /// that run comes late by the step (the misfire rule then applies to the
-  /// instants the step jumped over), and the runs after it are on the new
-  /// clock again.
+  /// is armed (steady now + (instant − system now)), and the task follows
+  /// steps of the system clock as schedule_at()'s system_clock tasks do
+  /// (a manual change, an NTP step, a resume; DST moves no instant): after a
+  /// forward step over the next instant that run comes at once (the misfire
+  /// rule then applies to the instants the step jumped over), after a
+  /// backward step it moves with the clock. A run never starts before its
+  /// instant by the system clock.
   ///
   /// Hooks, task_view and shutdown_now() see the task as a fixed-delay task
   /// whose period() is its wait before the next run. Run by hand after
