@@ -116,8 +116,9 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   void execute_after(std::chrono::duration<Rep, Period> delay, F&& f);
 
   /// Runs @p f once at @p deadline, fire-and-forget (see execute_after).
-  /// Time points of clocks other than steady_clock are converted once, at
-  /// submission.
+  /// Clocks as for schedule_at(): a system_clock time point follows steps
+  /// of the wall clock, other clocks than steady_clock are converted once,
+  /// at submission.
   template <class Clock, class Duration, class F>
     requires detail::task_callable<F>
   void execute_at(std::chrono::time_point<Clock, Duration> deadline, F&& f);
@@ -133,8 +134,20 @@ class scheduled_thread_pool : public boost::asio::execution_context {
     requires detail::task_callable<F>
   auto schedule(std::chrono::duration<Rep, Period> delay, F&& f) -> scheduled_future<detail::callable_result_t<F>>;
 
-  /// Runs @p f once at @p deadline. Time points of clocks other than
-  /// steady_clock are converted once, at submission.
+  /// Runs @p f once at @p deadline.
+  ///
+  /// A std::chrono::system_clock time point follows the wall clock: the
+  /// task waits for the steady deadline that stands for it, and when the
+  /// system clock is stepped (an NTP step, a manual change, a resume from
+  /// suspend) the pool re-computes that deadline: a task whose instant the
+  /// step jumped over runs at once, a later one moves with the clock. It
+  /// never starts before @p deadline as the system clock reads when a pool
+  /// thread takes it. The first such task starts the process's one
+  /// clock-step watcher thread (std::system_error when it cannot). A
+  /// steady_clock time point is the deadline itself. Time points of other
+  /// clocks are converted once, at submission (their distance from their
+  /// clock's now(), carried over to the steady clock), and do not follow
+  /// later changes of their clock.
   template <class Clock, class Duration, class F>
     requires detail::task_callable<F>
   auto schedule_at(std::chrono::time_point<Clock, Duration> deadline, F&& f)
@@ -165,6 +178,12 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// (not a delay re-measured from now). A @p first already past runs at
   /// once; periodic_options::missed_ticks then applies to that schedule.
   /// @p period must be positive (std::invalid_argument otherwise).
+  ///
+  /// The period is steady time and does not follow steps of the wall clock.
+  /// To start at a system_clock instant, convert only that instant (its
+  /// distance from system_clock::now(), added to steady_clock::now()); for a
+  /// schedule on the calendar that follows the wall clock, use
+  /// schedule_cron().
   template <class Duration, class Rep, class Period, class F>
     requires detail::task_callable<F>
   scheduled_future<void> schedule_at_fixed_rate(std::chrono::time_point<clock, Duration> first,
@@ -198,13 +217,13 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// (pause(), reschedule(), trigger_now(), ...) are no-ops returning false.
   ///
   /// Wall clock: each instant is turned into a steady deadline when its run
-  /// is armed (steady now + (instant − system now)), and a run never starts
-  /// before its instant by the system clock: after a backward step (a manual
-  /// change, an NTP step; DST moves no instant) the run is re-armed when its
-  /// deadline comes. A forward step while a run is armed is not followed:
-  /// that run comes late by the step (the misfire rule then applies to the
-  /// instants the step jumped over), and the runs after it are on the new
-  /// clock again.
+  /// is armed (steady now + (instant − system now)), and the task follows
+  /// steps of the system clock as schedule_at()'s system_clock tasks do
+  /// (a manual change, an NTP step, a resume; DST moves no instant): after a
+  /// forward step over the next instant that run comes at once (the misfire
+  /// rule then applies to the instants the step jumped over), after a
+  /// backward step it moves with the clock. A run never starts before its
+  /// instant by the system clock.
   ///
   /// Hooks, task_view and shutdown_now() see the task as a fixed-delay task
   /// whose period() is its wait before the next run. Run by hand after
@@ -431,6 +450,9 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
   /// Assigns a sequence number and queues @p t, applying the rejection policy.
   void enqueue(const detail::task_ptr& t, const char* where);
+  /// enqueue() for a task that waits for the wall-clock @p instant and
+  /// follows steps of the system clock (detail/pool/wall_clock_tasks.hpp).
+  void enqueue_wall(const detail::task_ptr& t, detail::sys_time instant, const char* where);
   bool wait_for_termination_until(time_point limit);
   bool wait_until_quiet_steady(time_point horizon, duration timeout);
   template <class Clock, class Duration>

@@ -187,6 +187,11 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
     t->cancel(false);  // popped just before a shutdown policy or shutdown_now() reached it
     return;
   }
+  // A wall-clock task (owned by the registry, not by this pool) taken while
+  // the system clock is still before its instant goes back to the queue.
+  const bool wall = t->owner() != this;
+  if (wall && wall_.hold_back(t)) [[unlikely]]
+    return;
   if (!t->try_start()) return;  // cancelled while queued (remove_on_cancel off) or just now
   const time_point started = clock::now();
   lateness_.record(saturating_difference(started, t->deadline()));
@@ -231,6 +236,8 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
   active_.fetch_sub(1);
   completed_.fetch_add(1);
   t->finish_run(std::move(error), started);
+  if (wall) [[unlikely]]
+    wall_.after_run(*t);
 }
 
 bool pool_core::running_in_this_thread() const noexcept { return this_thread_pool == this; }

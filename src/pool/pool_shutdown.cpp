@@ -58,6 +58,10 @@ std::vector<task_ptr> pool_core::stop_all(bool complete_waits) {
     }
   }
   for (task_ptr& t : running) t->request_stop();
+  // Nothing queued follows the wall clock any more: what never started is
+  // the caller's now (or is cancelled, by close()).
+  wall_.clear();
+  wall_.stop();
   std::vector<task_ptr> never_started;
   never_started.reserve(drained.size());
   for (task_ptr& t : drained) {
@@ -110,6 +114,7 @@ void pool_core::try_terminate() {
     quiet_cv_.notify_all();
   }
   termination_cv_.notify_all();
+  wall_.stop();  // nothing is left to follow the wall clock
   // Lock, collect, unlock, complete. This thread terminated the pool, which
   // runs nothing posted from now on: a handler of its own runs here.
   pool_wait_completion how;

@@ -17,9 +17,9 @@ namespace chronopool::detail {
 // executor run here, since none of its threads will run anything again.
 constinit thread_local const pool_core* aborting_waits_of = nullptr;
 
-void pool_core::enqueue(const task_ptr& t, const char* where) {
+void pool_core::enqueue(const task_ptr& t, const char* where, task_owner* owner) {
   t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
-  t->set_owner(this);
+  t->set_owner(owner != nullptr ? owner : this);
   if (state_.load() != run_state::running) return reject(t, where, true);
   switch (queue_.offer_within(t, options_.max_queued)) {
     case delayed_work_queue::offer_status::full: return reject(t, where, false);
@@ -46,6 +46,19 @@ void pool_core::enqueue(const task_ptr& t, const char* where) {
     throw;
   }
   try_terminate();
+}
+
+void pool_core::enqueue_wall(const task_ptr& t, sys_time instant, const char* where) {
+  // Registered before it is queued, so that no pool thread takes it
+  // unregistered; its owner is the registry, which is how run_task() knows it.
+  const std::uint64_t stamp = wall_.add(t, instant);
+  try {
+    enqueue(t, where, &wall_);
+  } catch (...) {
+    wall_.forget(*t);
+    throw;
+  }
+  wall_.settle(t, stamp);
 }
 
 pool_core::offer_outcome pool_core::settle_after_offer(const task_ptr& t) {

@@ -36,6 +36,9 @@ scheduled_thread_pool::~scheduled_thread_pool() {
 }
 
 void scheduled_thread_pool::enqueue(const detail::task_ptr& t, const char* where) { core_->enqueue(t, where); }
+void scheduled_thread_pool::enqueue_wall(const detail::task_ptr& t, detail::sys_time instant, const char* where) {
+  core_->enqueue_wall(t, instant, where);
+}
 
 void scheduled_thread_pool::submit_from_executor(const detail::task_ptr& t) { core_->submit_from_executor(t); }
 bool scheduled_thread_pool::runs_plain_functions() const noexcept { return core_->runs_plain_functions(); }
@@ -86,7 +89,7 @@ bool scheduled_thread_pool::wait_until_quiet_steady(time_point horizon, duration
 }
 
 bool scheduled_thread_pool::remove(const scheduled_future_base& handle) {
-  return handle.task_ && handle.task_->owner() == core_.get() && core_->remove(*handle.task_);
+  return handle.task_ && core_->owns(*handle.task_) && core_->remove(*handle.task_);
 }
 
 std::size_t scheduled_thread_pool::purge() { return core_->purge(); }

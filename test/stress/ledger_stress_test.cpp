@@ -7,7 +7,9 @@
 // and shutdown_now() alternate between iterations; some shutdown() iterations
 // escalate to shutdown_now() from another producer) and, at the same time,
 // timers on an io_context are armed, re-armed and cancelled from other threads
-// (timer_churn.hpp). At the end every task must have ended exactly once: run
+// (timer_churn.hpp), and the library's system clock is stepped back and forth
+// under the wall-clock tasks some producers submit (clock_stepper.hpp). At the
+// end every task must have ended exactly once: run
 // by the pool, cancelled, rejected, or returned by shutdown_now() and then run
 // or dropped by the test. Periodic runs must never overlap nor outrun their
 // schedule, and every timer handler must have run exactly once. Some
@@ -18,6 +20,7 @@
 // Counts scale with CHRONOPOOL_STRESS_SCALE (see stress_config.hpp): at scale 1
 // a million one-shot tasks go through the ledger, a quarter of that under the
 // sanitizers. The totals are printed with --log_level=message (ctest sets it).
+#include "clock_stepper.hpp"
 #include "periodic_ledger.hpp"
 #include "stress_config.hpp"
 #include "timer_churn.hpp"
@@ -208,6 +211,8 @@ outcome_counts run_iteration(const iteration_config& cfg) {
 
   stress::timer_churn timers(cfg.seed, cfg.timer_waits_per_armer);
   timers.start();
+  stress::clock_stepper stepper(cfg.seed);
+  stepper.start();
   {
     scheduled_thread_pool pool(o);
     {
@@ -376,7 +381,13 @@ outcome_counts run_iteration(const iteration_config& cfg) {
                 rec.future = with_token ? pool.schedule(d, stoppable) : pool.schedule(d, plain);
               } else if (kind < 19) {
                 const auto d = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 20'000)(rng));
-                rec.future = with_token ? pool.schedule(d, stoppable) : pool.schedule(d, plain);
+                if (r % 3 == 0) {  // at a wall-clock instant: follows the stepper's steps
+                  const auto at = chronopool::detail::system_now() + d;
+                  rec.future = with_token ? pool.schedule_at(at, stoppable) : pool.schedule_at(at, plain);
+                  stepper.wall_tasks.fetch_add(1);
+                } else {
+                  rec.future = with_token ? pool.schedule(d, stoppable) : pool.schedule(d, plain);
+                }
               } else if (r % 2 == 0) {
                 rec.future = with_token ? pool.schedule(std::chrono::hours::max(), stoppable)
                                         : pool.schedule(std::chrono::hours::max(), plain);
@@ -411,6 +422,8 @@ outcome_counts run_iteration(const iteration_config& cfg) {
         });
       }
     }  // producers joined
+    stepper.stop();  // back at the real clock for the drain
+    BOOST_TEST_MESSAGE("  wall-clock tasks=" << stepper.wall_tasks.load() << " clock steps=" << stepper.steps());
     BOOST_TEST_MESSAGE("  stats at shutdown: " << stats_at_shutdown);
     BOOST_TEST_MESSAGE("  stats after producers: " << chronopool::to_string(pool.stats()));
 

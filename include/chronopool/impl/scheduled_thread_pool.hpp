@@ -8,6 +8,21 @@
 #include <utility>
 
 namespace chronopool {
+namespace detail {
+
+/// A system_clock time point of any duration as a sys_time, saturating (its
+/// max() stays "never", see steady_deadline_for); NaN throws
+/// std::invalid_argument naming @p what.
+template <class Duration>
+sys_time wall_instant(std::chrono::time_point<std::chrono::system_clock, Duration> t, const char* what) {
+  const duration d = saturating_duration(t.time_since_epoch(), what);
+  if (d == duration::max()) return sys_time::max();
+  if (d == duration::min()) return sys_time::min();
+  // Rounded up where the system clock is coarser: never before the instant.
+  return sys_time(std::chrono::ceil<sys_time::duration>(d));
+}
+
+}  // namespace detail
 
 template <class F>
 detail::task_ptr scheduled_thread_pool::make_one_shot(F&& f, time_point deadline, const char* where) {
@@ -47,9 +62,17 @@ void scheduled_thread_pool::execute_after(std::chrono::duration<Rep, Period> del
 template <class Clock, class Duration, class F>
   requires detail::task_callable<F>
 void scheduled_thread_pool::execute_at(std::chrono::time_point<Clock, Duration> deadline, F&& f) {
-  detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline(deadline), "execute_at");
-  t->set_reports_errors(true);
-  enqueue(t, "execute_at");
+  if constexpr (std::is_same_v<Clock, std::chrono::system_clock>) {
+    // Follows the wall clock: the registry re-times it after a step.
+    const detail::sys_time instant = detail::wall_instant(deadline, "deadline");
+    detail::task_ptr t = make_one_shot(std::forward<F>(f), time_point::max(), "execute_at");
+    t->set_reports_errors(true);
+    enqueue_wall(t, instant, "execute_at");
+  } else {
+    detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline(deadline), "execute_at");
+    t->set_reports_errors(true);
+    enqueue(t, "execute_at");
+  }
 }
 
 template <class F>
@@ -74,9 +97,17 @@ template <class Clock, class Duration, class F>
   requires detail::task_callable<F>
 auto scheduled_thread_pool::schedule_at(std::chrono::time_point<Clock, Duration> deadline, F&& f)
     -> scheduled_future<detail::callable_result_t<F>> {
-  detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline(deadline), "schedule_at");
-  enqueue(t, "schedule_at");
-  return scheduled_future<detail::callable_result_t<F>>(std::move(t));
+  if constexpr (std::is_same_v<Clock, std::chrono::system_clock>) {
+    // Follows the wall clock: the registry re-times it after a step.
+    const detail::sys_time instant = detail::wall_instant(deadline, "deadline");
+    detail::task_ptr t = make_one_shot(std::forward<F>(f), time_point::max(), "schedule_at");
+    enqueue_wall(t, instant, "schedule_at");
+    return scheduled_future<detail::callable_result_t<F>>(std::move(t));
+  } else {
+    detail::task_ptr t = make_one_shot(std::forward<F>(f), steady_deadline(deadline), "schedule_at");
+    enqueue(t, "schedule_at");
+    return scheduled_future<detail::callable_result_t<F>>(std::move(t));
+  }
 }
 
 template <class Rep1, class Period1, class Rep2, class Period2, class F>

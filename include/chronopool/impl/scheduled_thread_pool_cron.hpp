@@ -10,9 +10,16 @@
 // steady deadline. So cancel, shutdown, periodic_control::stop, errors and
 // the future behave as for every periodic task, and runs never overlap: the
 // next instant is chosen when a run ends.
+//
+// The task follows steps of the system clock as schedule_at's wall-clock
+// tasks do: the pool's registry (detail/pool/wall_clock_tasks.hpp) owns it
+// and keeps the instant it is armed for (arm() tells it each new one), so a
+// step re-times it while it waits, and its re-arm after a run re-measures
+// the deadline.
 #pragma once
 
 #include <chronopool/detail/calendar/cron_run.hpp>
+#include <chronopool/detail/pool/wall_clock_tasks.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -42,8 +49,9 @@ class pool_cron_run {
     const sys_time instant = s.cursor.current();
     // A run by hand (pending_task::run after shutdown_now(): no owner) is
     // for the instant it was queued for, at once. Otherwise a run before its
-    // instant by the system clock means the clock was stepped back since
-    // the deadline was armed: wait for the instant on it, without a user run.
+    // instant by the system clock means the clock was stepped back after the
+    // pool thread's own check (wall_clock_tasks::hold_back): wait for the
+    // instant on it, without a user run.
     const bool by_hand = s.task->owner() == nullptr;
     if (!by_hand && detail::system_now() < instant) {
       arm(s, instant);
@@ -70,11 +78,14 @@ class pool_cron_run {
   /// Sets the task's next deadline to @p instant's steady deadline: the task
   /// machinery adds the delay to the end of the run, measured after this
   /// call, so the run comes no earlier than that deadline (at once when it
-  /// has passed: a delay of 1 ns).
+  /// has passed: a delay of 1 ns). The pool's wall-clock registry learns the
+  /// instant (it re-measures the deadline when it re-queues the task, and
+  /// after every step while it waits); a run by hand has no registry.
   static void arm(state& s, sys_time instant) noexcept {
     const time_point deadline = steady_deadline_for(instant);
     const duration delay = std::max(saturating_difference(deadline, clock::now()), duration(1));
     s.task->set_periodic(delay, deadline, s.options);
+    note_wall_instant(*s.task, instant);
   }
 
  private:
@@ -106,7 +117,7 @@ scheduled_future<void> scheduled_thread_pool::schedule_cron(const cron_schedule&
   raw->task = t.get();
   t->set_calendar();
   run::arm(*raw, raw->cursor.current());
-  enqueue(t, where);
+  enqueue_wall(t, raw->cursor.current(), where);
   return scheduled_future<void>(std::move(t));
 }
 

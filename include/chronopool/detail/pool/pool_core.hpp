@@ -13,6 +13,7 @@
 #include <chronopool/detail/pool/task_base.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/detail/pool/pool_wait_op.hpp>
+#include <chronopool/detail/pool/wall_clock_tasks.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_thread.hpp>
 #include <chronopool/rejected_task.hpp>
@@ -39,8 +40,18 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   ~pool_core();
 
   /// Assigns a sequence number and queues @p t, or applies the rejection
-  /// policy. @p where names the public call for error messages.
-  void enqueue(const task_ptr& t, const char* where);
+  /// policy. @p where names the public call for error messages. @p owner
+  /// becomes the task's owner (this pool when null).
+  void enqueue(const task_ptr& t, const char* where, task_owner* owner = nullptr);
+  /// enqueue() for a task that waits for the system_clock @p instant: it
+  /// follows steps of the wall clock (see detail/pool/wall_clock_tasks.hpp).
+  void enqueue_wall(const task_ptr& t, sys_time instant, const char* where);
+  /// Whether @p t was queued by this pool (its owner is the pool or its
+  /// wall-clock registry).
+  bool owns(const task_base& t) const noexcept {
+    const task_owner* const o = t.owner();
+    return o == this || o == &wall_;
+  }
 
   /// Queues executor work due now (in the queue's ready lane); from STOP on
   /// it is cancelled (destroyed without being invoked), never handed to the
@@ -205,6 +216,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
 
   const scheduled_thread_pool_options options_;
   delayed_work_queue queue_;
+  // After queue_: destroyed first (it may hold a pass in the queue).
+  wall_clock_tasks wall_{*this, queue_};
   lateness_recorder lateness_;
 
   std::atomic<run_state> state_{run_state::running};
