@@ -6,6 +6,8 @@
 // at once); Boost.Test runs these cases one after the other and each steps
 // back before it ends, so the real-time cases of this executable see the
 // real clock.
+#include "../../support/bounded_wait.hpp"
+#include "../../support/injected_step.hpp"
 #include <chronopool/detail/time/clock_steps.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
@@ -25,23 +27,6 @@ using chronopool::cron_schedule;
 namespace cpd = chronopool::detail;
 
 namespace {
-
-/// Steps the library's system clock by @p d, and back on scope exit.
-class step_guard {
- public:
-  explicit step_guard(std::chrono::nanoseconds d) : d_(d) { cpd::inject_clock_step(d); }
-  ~step_guard() { back(); }
-  step_guard(const step_guard&) = delete;
-  step_guard& operator=(const step_guard&) = delete;
-  void back() {
-    if (d_ == std::chrono::nanoseconds::zero()) return;
-    cpd::inject_clock_step(-d_);
-    d_ = {};
-  }
-
- private:
-  std::chrono::nanoseconds d_;
-};
 
 /// The instants runs were told, and whether one started before its instant
 /// by the library's clock.
@@ -70,13 +55,8 @@ class fire_log {
 };
 
 template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::milliseconds(10000)) {
+  return test_support::eventually(pred, limit);
 }
 
 }  // namespace
@@ -93,7 +73,7 @@ BOOST_AUTO_TEST_CASE(a_forward_step_over_the_next_instant_runs_it_at_once) {
   BOOST_TEST(log.size() == 0u);
   // Just past the next instant, well before the one after it (a day later).
   const auto submitted = std::chrono::steady_clock::now();
-  step_guard step(next - cpd::system_now() + 1min);
+  test_support::injected_step step(next - cpd::system_now() + 1min);
   BOOST_REQUIRE(eventually([&] { return log.size() >= 1; }));
   BOOST_TEST((std::chrono::steady_clock::now() - submitted < 10s));
   std::this_thread::sleep_for(100ms);
@@ -113,7 +93,7 @@ BOOST_AUTO_TEST_CASE(a_backward_step_does_not_run_it_early) {
   BOOST_REQUIRE(eventually([&] { return log.size() >= 1; }));
   std::size_t at_step = 0;
   {
-    step_guard step(-1h);
+    test_support::injected_step step(-1h);
     at_step = log.size();
     std::this_thread::sleep_for(1500ms);  // instants a second apart, an hour away now
     BOOST_TEST(log.size() <= at_step + 1);  // a run already started may end

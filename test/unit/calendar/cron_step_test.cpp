@@ -4,6 +4,8 @@
 // cron_timer follow steps of the system clock, injected through
 // detail::inject_clock_step: a forward step over the next instant runs it at
 // once, a backward step does not run it early.
+#include "../../support/injected_step.hpp"
+
 #include <chronopool/cron_periodic.hpp>
 #include <chronopool/cron_timer.hpp>
 #include <chronopool/detail/time/clock_steps.hpp>
@@ -31,18 +33,6 @@ using chronopool::cron_schedule;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-/// A step of the library's view of the system clock, taken back at the end.
-class injected_step {
- public:
-  explicit injected_step(std::chrono::nanoseconds d) : d_(d) { cpd::inject_clock_step(d); }
-  ~injected_step() { cpd::inject_clock_step(-d_); }
-  injected_step(const injected_step&) = delete;
-  injected_step& operator=(const injected_step&) = delete;
-
- private:
-  std::chrono::nanoseconds d_;
-};
 
 /// Runs (or ticks) as seen: the instant, and the system clock when it started.
 class fire_log {
@@ -113,7 +103,7 @@ BOOST_AUTO_TEST_CASE(executor_form_runs_an_instant_a_forward_step_passed_at_once
   BOOST_TEST(log.size() == 0u);
   const auto start = steady::now();
   {
-    injected_step step(next - cpd::system_now() + 2s);  // two seconds past the instant
+    test_support::injected_step step(next - cpd::system_now() + 2s);  // two seconds past the instant
     BOOST_REQUIRE(log.wait_for(1, 5s));
   }
   const auto fires = log.fires();
@@ -131,7 +121,7 @@ BOOST_AUTO_TEST_CASE(executor_form_does_not_run_early_after_a_backward_step) {
                                      [&](cron_fire f) { log.add(f.scheduled); });
   BOOST_REQUIRE(log.wait_for(1, 3s));
   {
-    injected_step step(-1h);  // the instant armed is an hour away now
+    test_support::injected_step step(-1h);  // the instant armed is an hour away now
     const std::size_t before = log.size();
     std::this_thread::sleep_for(1500ms);
     BOOST_TEST(log.size() <= before + 1);  // at most one that was already being run
@@ -165,7 +155,7 @@ BOOST_AUTO_TEST_CASE(cron_timer_ticks_an_instant_a_forward_step_passed_at_once) 
   BOOST_TEST(log.size() == 0u);
   const auto start = steady::now();
   {
-    injected_step step(next - cpd::system_now() + 2s);
+    test_support::injected_step step(next - cpd::system_now() + 2s);
     BOOST_REQUIRE(log.wait_for(1, 5s));
   }
   const auto fires = log.fires();
@@ -192,7 +182,7 @@ BOOST_AUTO_TEST_CASE(cron_timer_does_not_tick_early_after_a_backward_step) {
       asio::detached);
   BOOST_REQUIRE(log.wait_for(1, 3s));
   {
-    injected_step step(-1h);
+    test_support::injected_step step(-1h);
     std::this_thread::sleep_for(300ms);
     const std::size_t held = log.size();
     std::this_thread::sleep_for(1500ms);

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // detail/platform/clock_step_watch.hpp and the registry of
 // detail/time/clock_steps.hpp built on it.
+#include "../../support/bounded_wait.hpp"
 #include "../../support/machine_clock.hpp"
 #include "platform_expectation.hpp"
 
@@ -30,13 +31,8 @@ struct counting_listener final : cpd::clock_step_listener {
 };
 
 template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 2s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::milliseconds(2000)) {
+  return test_support::eventually(pred, limit);
 }
 
 }  // namespace

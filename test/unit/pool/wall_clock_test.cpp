@@ -6,9 +6,10 @@
 // The steps are injected (detail::inject_clock_step moves the library's
 // system_now() for this whole process and notifies at once); Boost.Test
 // runs these cases one after the other, and each steps back before it ends
-// (step_guard), so the other cases of this executable see the real clock.
+// (test_support::injected_step), so the other cases of this executable see the real clock.
 #include "pool_test_support.hpp"
 
+#include "../../support/injected_step.hpp"
 #include "../../support/machine_clock.hpp"
 
 #include <chronopool/detail/time/clock_steps.hpp>
@@ -33,24 +34,6 @@ using sys = std::chrono::system_clock;
 
 namespace {
 
-/// Steps the library's system clock by @p d, and back by the same on scope
-/// exit (unless already stepped back by hand).
-class step_guard {
- public:
-  explicit step_guard(std::chrono::nanoseconds d) : d_(d) { cpd::inject_clock_step(d); }
-  ~step_guard() { back(); }
-  step_guard(const step_guard&) = delete;
-  step_guard& operator=(const step_guard&) = delete;
-  void back() {
-    if (d_ == std::chrono::nanoseconds::zero()) return;
-    cpd::inject_clock_step(-d_);
-    d_ = {};
-  }
-
- private:
-  std::chrono::nanoseconds d_;
-};
-
 /// A callable that records whether the library's clock had reached @p
 /// instant when it ran, and counts its runs.
 struct checked_run {
@@ -74,7 +57,7 @@ BOOST_AUTO_TEST_CASE(a_forward_step_over_the_instant_runs_the_task_at_once) {
   auto steady_task = pool.schedule(1h, [] {});
   std::this_thread::sleep_for(20ms);
   BOOST_TEST(!fut.done());
-  step_guard step(2h);
+  test_support::injected_step step(2h);
   BOOST_REQUIRE(fut.wait_for(long_wait) == std::future_status::ready);
   BOOST_TEST(fut.get() == 42);
   BOOST_TEST((steady::now() - submitted < long_wait));  // not an hour later
@@ -90,7 +73,7 @@ BOOST_AUTO_TEST_CASE(execute_at_follows_the_wall_clock_too) {
   pool.execute_at(cpd::system_now() + 1h, [&] { ran.bump(); });
   std::this_thread::sleep_for(20ms);
   BOOST_TEST(ran.value() == 0u);
-  step_guard step(61min);
+  test_support::injected_step step(61min);
   BOOST_TEST(ran.wait_for_at_least(1));
 }
 
@@ -101,7 +84,7 @@ BOOST_AUTO_TEST_CASE(a_backward_step_delays_the_task_until_the_clock_is_back) {
   const auto instant = cpd::system_now() + 200ms;
   auto fut = pool.schedule_at(instant, checked_run{instant, runs, early});
   auto steady_task = pool.schedule(200ms, [] {});
-  step_guard step(-1h);
+  test_support::injected_step step(-1h);
   // Its steady deadline passes; the wall clock is an hour short of it.
   BOOST_REQUIRE(steady_task.wait_for(long_wait) == std::future_status::ready);
   std::this_thread::sleep_for(400ms);
@@ -129,7 +112,7 @@ BOOST_AUTO_TEST_CASE(many_tasks_on_several_threads_run_exactly_when_the_step_pas
     futs.push_back(pool.schedule_at(instant, checked_run{instant, each.back(), early}));
   }
   {
-    step_guard step(std::chrono::seconds(100 * 60 + 30));  // past the first 100
+    test_support::injected_step step(std::chrono::seconds(100 * 60 + 30));  // past the first 100
     BOOST_TEST(eventually([&] {
       std::size_t done = 0;
       for (const auto& f : futs) done += f.done() ? 1 : 0;
@@ -138,7 +121,7 @@ BOOST_AUTO_TEST_CASE(many_tasks_on_several_threads_run_exactly_when_the_step_pas
     std::this_thread::sleep_for(50ms);
     for (std::size_t i = 0; i < n; ++i) BOOST_TEST(each[i]->load() == (i < n / 2 ? 1 : 0), "task " << i);
     // Back by the step and then some: the rest move further away.
-    step_guard more(-1h);
+    test_support::injected_step more(-1h);
     std::this_thread::sleep_for(50ms);
     for (std::size_t i = n / 2; i < n; ++i) BOOST_TEST(!futs[i].done());
   }
@@ -146,7 +129,7 @@ BOOST_AUTO_TEST_CASE(many_tasks_on_several_threads_run_exactly_when_the_step_pas
   // step back has run: steps are handled on a pool thread).
   BOOST_TEST(eventually([&] { return futs[n / 2].delay() > 49min; }));
   {
-    step_guard step(4h);  // past them all
+    test_support::injected_step step(4h);  // past them all
     BOOST_TEST(eventually([&] {
       for (const auto& f : futs)
         if (!f.done()) return false;
@@ -166,7 +149,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_wall_task_never_runs_and_leaves_the_queue) {
   BOOST_TEST(fut.cancel());
   BOOST_TEST(pool.queued_count() == 1u);
   {
-    step_guard step(2h);
+    test_support::injected_step step(2h);
     BOOST_REQUIRE(kept.wait_for(long_wait) == std::future_status::ready);
   }
   BOOST_TEST(runs.load() == 1);
@@ -185,7 +168,7 @@ BOOST_AUTO_TEST_CASE(after_shutdown_a_kept_wall_task_still_follows_the_clock) {
   auto fut = pool.schedule_at(cpd::system_now() + 1h, [] {});
   pool.shutdown();
   BOOST_TEST(!pool.is_terminated());
-  step_guard step(2h);
+  test_support::injected_step step(2h);
   BOOST_REQUIRE(fut.wait_for(long_wait) == std::future_status::ready);
   BOOST_TEST(pool.wait_for_termination(long_wait));
 }
@@ -199,7 +182,7 @@ BOOST_AUTO_TEST_CASE(shutdown_drops_wall_tasks_when_delayed_tasks_do_not_survive
   pool.shutdown();
   BOOST_TEST(fut.cancelled());
   BOOST_TEST(pool.wait_for_termination(long_wait));
-  step_guard step(2h);  // the pool has unsubscribed: nothing to move
+  test_support::injected_step step(2h);  // the pool has unsubscribed: nothing to move
 }
 
 BOOST_AUTO_TEST_CASE(shutdown_now_hands_back_pending_wall_tasks) {
@@ -210,7 +193,7 @@ BOOST_AUTO_TEST_CASE(shutdown_now_hands_back_pending_wall_tasks) {
   auto pending = pool.shutdown_now();
   BOOST_TEST(pending.size() == 3u);
   {
-    step_guard step(2h);  // nothing follows the clock any more
+    test_support::injected_step step(2h);  // nothing follows the clock any more
     std::this_thread::sleep_for(20ms);
   }
   BOOST_TEST(runs.load() == 0);
@@ -229,7 +212,7 @@ BOOST_AUTO_TEST_CASE(a_pool_destroyed_with_wall_tasks_pending_cancels_them_and_s
   }
   for (auto& f : futs) BOOST_TEST(f.cancelled());
   // A step after the pool is gone reaches nothing of it (ASan would see it).
-  step_guard step(2h);
+  test_support::injected_step step(2h);
   step.back();
   BOOST_TEST(cpd::clock_steps_seen() == seen + 2);
 }
@@ -240,7 +223,7 @@ BOOST_AUTO_TEST_CASE(a_task_already_past_runs_at_once_and_never_is_never) {
   BOOST_REQUIRE(past.wait_for(long_wait) == std::future_status::ready);
   auto never = pool.schedule_at(sys::time_point::max(), [] {});
   {
-    step_guard step(24h);
+    test_support::injected_step step(24h);
     std::this_thread::sleep_for(20ms);
     BOOST_TEST(!never.done());
   }

@@ -4,6 +4,7 @@
 // (detail::inject_clock_step, the test seam), on an io_context and on a
 // pool, racing cancels and destruction, and (opt-in) real steps of
 // CLOCK_REALTIME.
+#include "../../support/injected_step.hpp"
 #include "../../support/machine_clock.hpp"
 
 #include <chronopool/detail/time/clock_steps.hpp>
@@ -42,19 +43,6 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 constexpr auto long_wait = 10s;
-
-/// A step of the library's view of the system clock, taken back (a step
-/// the other way) when the scope ends, so that later tests see the real clock.
-class injected_step {
- public:
-  explicit injected_step(std::chrono::nanoseconds d) : d_(d) { cpd::inject_clock_step(d); }
-  ~injected_step() { cpd::inject_clock_step(-d_); }
-  injected_step(const injected_step&) = delete;
-  injected_step& operator=(const injected_step&) = delete;
-
- private:
-  std::chrono::nanoseconds d_;
-};
 
 /// One wait's outcome, thread-safe, with the steady and wall times it came at.
 struct wall_outcome {
@@ -108,7 +96,7 @@ BOOST_AUTO_TEST_CASE(a_forward_step_past_the_expiry_completes_the_wait_at_once) 
   std::this_thread::sleep_for(20ms);
   BOOST_TEST(o.calls.load() == 0);
   const auto start = steady::now();
-  injected_step step(2h);
+  test_support::injected_step step(2h);
   BOOST_REQUIRE(o.wait());
   BOOST_TEST(!o.ec);
   BOOST_TEST((o.at - start < long_wait / 2));  // not an hour later
@@ -122,7 +110,7 @@ BOOST_AUTO_TEST_CASE(a_forward_step_short_of_the_expiry_moves_it_earlier) {
   wall_outcome o;
   t.async_wait(o.handler());
   const auto start = steady::now();
-  injected_step step(1h - 150ms);
+  test_support::injected_step step(1h - 150ms);
   BOOST_REQUIRE(o.wait());
   BOOST_TEST(!o.ec);
   BOOST_TEST((o.at - start >= 100ms));
@@ -137,7 +125,7 @@ BOOST_AUTO_TEST_CASE(a_backward_step_delays_the_wait_until_the_clock_reaches_the
   wall_outcome o;
   const auto start = steady::now();
   t.async_wait(o.handler());
-  injected_step step(-300ms);  // the expiry is now 400 ms away
+  test_support::injected_step step(-300ms);  // the expiry is now 400 ms away
   BOOST_REQUIRE(o.wait());
   BOOST_TEST(!o.ec);
   BOOST_TEST((o.at - start >= 350ms));
@@ -171,7 +159,7 @@ BOOST_AUTO_TEST_CASE(several_waits_of_one_timer_all_move) {
     outs.push_back(std::make_unique<wall_outcome>());
     t.async_wait(outs.back()->handler());
   }
-  injected_step step(2h);
+  test_support::injected_step step(2h);
   for (auto& o : outs) {
     BOOST_REQUIRE(o->wait());
     BOOST_TEST(!o->ec);
@@ -204,7 +192,7 @@ BOOST_AUTO_TEST_CASE(many_timers_on_several_threads_due_or_moved_by_one_step) {
   for (auto& s : starters) s.join();
   BOOST_TEST(asio::use_service<chronopool::timer_service>(io).pending_waits() == 4 * per_thread);
   const auto start = steady::now();
-  injected_step step(2h);
+  test_support::injected_step step(2h);
   for (std::size_t i = 0; i < 4 * per_thread; i += 2) {
     BOOST_REQUIRE(outs[i]->wait());
     BOOST_TEST(!outs[i]->ec);
@@ -228,7 +216,7 @@ BOOST_AUTO_TEST_CASE(on_a_pool_executor_a_forward_step_completes_the_wait) {
   t2.async_wait(later.handler());
   const auto start = steady::now();
   {
-    injected_step step(2h);
+    test_support::injected_step step(2h);
     BOOST_REQUIRE(o.wait());
     BOOST_TEST(!o.ec);
     BOOST_TEST((o.at - start < long_wait / 2));
@@ -249,7 +237,7 @@ BOOST_AUTO_TEST_CASE(per_operation_cancellation_survives_a_step) {
   asio::post(io, [&] { t.async_wait(asio::bind_cancellation_slot(sig.slot(), o.handler())); });
   std::this_thread::sleep_for(20ms);
   {
-    injected_step step(1h);  // moves the wait, which stays pending
+    test_support::injected_step step(1h);  // moves the wait, which stays pending
     std::this_thread::sleep_for(20ms);
   }
   BOOST_TEST(o.calls.load() == 0);
@@ -310,7 +298,7 @@ BOOST_AUTO_TEST_CASE(a_context_destroyed_with_pending_wall_waits_stops_following
     chronopool::system_timer t(io, 1h);
     t.async_wait([witness](const error_code&) { BOOST_ERROR("destroyed uncalled, as Asio does"); });
     {
-      injected_step step(30min);  // posts a re-computation that never runs
+      test_support::injected_step step(30min);  // posts a re-computation that never runs
     }
     BOOST_TEST(witness.use_count() == 2);
     std::thread runner([&] { io.run_for(20ms); });  // runs it: the wait moves and stays pending
@@ -318,7 +306,7 @@ BOOST_AUTO_TEST_CASE(a_context_destroyed_with_pending_wall_waits_stops_following
     BOOST_TEST(witness.use_count() == 2);
   }
   BOOST_TEST(witness.use_count() == 1);  // the handler went with the context
-  injected_step after(1h);               // no listener of the destroyed context is told
+  test_support::injected_step after(1h);               // no listener of the destroyed context is told
 }
 
 BOOST_AUTO_TEST_CASE(a_pool_destroyed_with_pending_wall_waits) {
@@ -327,9 +315,9 @@ BOOST_AUTO_TEST_CASE(a_pool_destroyed_with_pending_wall_waits) {
     chronopool::scheduled_thread_pool pool(2);
     chronopool::system_timer t(pool, 1h);
     t.async_wait([witness](const error_code&) {});
-    injected_step step(10min);
+    test_support::injected_step step(10min);
   }
-  injected_step after(1h);
+  test_support::injected_step after(1h);
   BOOST_TEST(witness.use_count() == 1);
 }
 
