@@ -18,7 +18,8 @@ namespace {
 // The value for an error message: control bytes as \xNN, long names cut.
 std::string printable(std::string_view v) {
   std::string out;
-  for (const unsigned char c : v.substr(0, 64)) {
+  for (const char ch : v.substr(0, 64)) {
+    const auto c = static_cast<unsigned char>(ch);
     if (c < 0x20 || c == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
@@ -44,7 +45,8 @@ void check_name_space(const std::string& ns) {
   };
   if (ns.empty()) fail("must not be empty");
   if (ns.size() > max_size) fail("is longer than 256 bytes");
-  for (const unsigned char c : ns) {
+  for (const char ch : ns) {
+    const auto c = static_cast<unsigned char>(ch);
     if (c == '{' || c == '}') fail("must not contain '{' or '}' (they delimit the Redis hash tag)");
     if (c < 0x20 || c == 0x7f) fail("must not contain control characters");
   }

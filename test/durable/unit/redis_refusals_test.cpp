@@ -43,7 +43,7 @@ void fill_to_maxmemory(dt::sync_redis& r) {
   const auto limit = used_memory(r) + 2 * 1024 * 1024;
   BOOST_TEST_REQUIRE(!r.exec({"CONFIG", "SET", "maxmemory", std::to_string(limit)}).is_error());
   int key = 0;
-  for (const std::size_t size : {64 * 1024, 1024, 16}) {
+  for (const std::size_t size : {std::size_t{64 * 1024}, std::size_t{1024}, std::size_t{16}}) {
     const std::string block(size, 'f');
     for (int i = 0; i < 100000; ++i) {
       auto v = r.exec({"SET", "filler:" + std::to_string(key++), block});
