@@ -93,6 +93,12 @@ void pool_core::try_terminate() {
     // timer wait, a work guard: completions still to be delivered here) keep
     // the pool alive, as they keep io_context::run() from returning.
     if (s == run_state::shutdown && (!queue_.empty() || outstanding_work_.load() != 0)) return;
+    // A paused periodic task kept after shutdown() (continue_existing_periodic_
+    // tasks_after_shutdown) is live work too: it may be resumed.
+    if (s == run_state::shutdown) {
+      const std::lock_guard parked_lock(parked_mutex_);
+      if (!parked_.empty()) return;
+    }
     if (live_.load() != 0 || exiting_ != 0) return;
     state_.store(run_state::tidying);
   }

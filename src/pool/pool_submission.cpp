@@ -214,6 +214,9 @@ void pool_core::unpark(task_base& t) noexcept {
     *it = std::move(parked_.back());
     parked_.pop_back();
   }
+  // After shutdown() a paused periodic task kept the pool alive (see
+  // try_terminate); cancelled, it may have been the last thing to.
+  if (state_.load() != run_state::running) try_terminate();
 }
 
 void pool_core::cancel_parked() noexcept {

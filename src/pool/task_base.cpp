@@ -223,18 +223,23 @@ bool task_base::resume() noexcept {
       return std::exchange(p.pause_requested, false);
     }
     if (s != task_status::paused) return false;
-    if (task_owner* o = owner()) o->unpark(*this);
+    task_owner* const o = owner();
     // The next ideal instant is where the pause left it: when the pause
     // outlasted it, it runs at once and the missed-tick policy places the
-    // run after it, as for any late run.
+    // run after it, as for any late run. The task leaves the owner's parked
+    // tasks only once it is queued again or ended (a cancel that wins
+    // meanwhile takes it out itself): after shutdown() a parked task is what
+    // keeps the pool from terminating.
     const time_point d = run_deadline(p.ideal, period(), p.jitter, p.leeway);
     if (past_end(d)) {
       if (!end_from(task_status::paused)) return false;  // cancelled meanwhile
+      if (o != nullptr) o->unpark(*this);
     } else {
       set_deadline(d);
       auto expected = task_status::paused;
       if (!status_.compare_exchange_strong(expected, task_status::pending)) return false;
-      requeued = requeue(owner());
+      requeued = requeue(o);
+      if (o != nullptr) o->unpark(*this);
       if (requeued) return true;
     }
   }

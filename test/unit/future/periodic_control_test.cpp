@@ -331,6 +331,27 @@ BOOST_AUTO_TEST_CASE(shutdown_keeping_periodic_tasks_keeps_a_paused_one) {
   BOOST_TEST(f.cancelled());
 }
 
+BOOST_AUTO_TEST_CASE(a_paused_task_kept_after_shutdown_keeps_the_pool_from_terminating) {
+  // Once shutdown() found the queue empty, the pool's thread left; the
+  // paused task is still live work (it may be resumed), so the pool must not
+  // terminate, or resume() would find it gone and cancel the task.
+  scheduled_thread_pool_options o = threads(1);
+  o.continue_existing_periodic_tasks_after_shutdown = true;
+  scheduled_thread_pool pool(o);
+  run_counter c;
+  auto f = pool.schedule_at_fixed_rate(1h, 1ms, [&] { c.run(); });
+  BOOST_TEST(f.pause());
+  pool.shutdown();
+  BOOST_REQUIRE(eventually([&] { return pool.pool_size() == 0u; }));
+  std::this_thread::sleep_for(10ms);
+  BOOST_TEST(!pool.is_terminated());
+  BOOST_TEST(f.resume());
+  BOOST_TEST(f.reschedule_next(steady::now()));
+  BOOST_REQUIRE(eventually([&] { return c.runs.load() >= 1; }));
+  BOOST_TEST(f.cancel());
+  BOOST_TEST(pool.wait_for_termination(wait_limit));  // nothing left: it terminates
+}
+
 BOOST_AUTO_TEST_CASE(the_pools_destruction_cancels_a_paused_task) {
   scheduled_future<void> f;
   {
