@@ -52,8 +52,8 @@ struct run_counter {
 BOOST_AUTO_TEST_SUITE(periodic_control)
 
 BOOST_AUTO_TEST_CASE(pause_stops_runs_and_resume_restarts_them) {
-  scheduled_thread_pool pool(threads(2));
   run_counter c;
+  scheduled_thread_pool pool(threads(2));
   auto f = pool.schedule_at_fixed_rate(0ms, 1ms, [&] { c.run(); });
   BOOST_REQUIRE(eventually([&] { return c.runs.load() >= 3; }));
   BOOST_TEST(f.pause());
@@ -87,8 +87,8 @@ BOOST_AUTO_TEST_CASE(a_paused_task_can_be_cancelled) {
 }
 
 BOOST_AUTO_TEST_CASE(resume_with_skip_runs_once_for_the_missed_instants) {
-  scheduled_thread_pool pool(threads(1));
   run_counter c;
+  scheduled_thread_pool pool(threads(1));
   periodic_options o;
   o.missed_ticks = missed_tick_policy::skip;
   auto f = pool.schedule_at_fixed_rate(50ms, 50ms, [&] { c.run(); }, o);
@@ -105,8 +105,8 @@ BOOST_AUTO_TEST_CASE(resume_with_skip_runs_once_for_the_missed_instants) {
 }
 
 BOOST_AUTO_TEST_CASE(resume_with_burst_runs_every_missed_instant) {
-  scheduled_thread_pool pool(threads(1));
   run_counter c;
+  scheduled_thread_pool pool(threads(1));
   auto f = pool.schedule_at_fixed_rate(20ms, 20ms, [&] { c.run(); });
   BOOST_TEST(f.pause());
   std::this_thread::sleep_for(200ms);  // ~9 instants missed
@@ -117,8 +117,8 @@ BOOST_AUTO_TEST_CASE(resume_with_burst_runs_every_missed_instant) {
 }
 
 BOOST_AUTO_TEST_CASE(reschedule_changes_the_period_and_keeps_the_future) {
-  scheduled_thread_pool pool(threads(1));
   run_counter c;
+  scheduled_thread_pool pool(threads(1));
   auto f = pool.schedule_at_fixed_rate(1h, 1h, [&] { c.run(); });
   const auto id = f.id();
   BOOST_TEST(f.reschedule(2ms));
@@ -131,8 +131,8 @@ BOOST_AUTO_TEST_CASE(reschedule_changes_the_period_and_keeps_the_future) {
 }
 
 BOOST_AUTO_TEST_CASE(reschedule_next_moves_the_next_run) {
-  scheduled_thread_pool pool(threads(1));
   run_counter c;
+  scheduled_thread_pool pool(threads(1));
   auto f = pool.schedule_with_fixed_delay(1h, 1h, [&] { c.run(); });
   BOOST_TEST(f.reschedule_next(steady::now()));
   BOOST_REQUIRE(eventually([&] { return c.runs.load() == 1; }));
@@ -162,8 +162,8 @@ BOOST_AUTO_TEST_CASE(reschedule_rejects_a_period_that_is_not_positive) {
 }
 
 BOOST_AUTO_TEST_CASE(trigger_now_runs_once_more_without_shifting_the_grid) {
-  scheduled_thread_pool pool(threads(1));
   run_counter c;
+  scheduled_thread_pool pool(threads(1));
   auto f = pool.schedule_at_fixed_rate(1h, 1h, [&] { c.run(); });
   const auto before = f.delay();
   BOOST_TEST(f.trigger_now());
@@ -177,10 +177,10 @@ BOOST_AUTO_TEST_CASE(trigger_now_runs_once_more_without_shifting_the_grid) {
 }
 
 BOOST_AUTO_TEST_CASE(trigger_now_while_running_runs_right_after_without_overlap) {
-  scheduled_thread_pool pool(threads(2));
+  run_counter c;
   std::atomic<int> runs{0};
   std::atomic<bool> release{false};
-  run_counter c;
+  scheduled_thread_pool pool(threads(2));  // after what its tasks use: joined first
   auto f = pool.schedule_at_fixed_rate(0ms, 1h, [&] {
     c.run();
     if (runs.fetch_add(1) == 0) {
@@ -215,8 +215,8 @@ BOOST_AUTO_TEST_CASE(controls_on_a_one_shot_task_are_no_ops) {
 }
 
 BOOST_AUTO_TEST_CASE(max_runs_ends_the_schedule_normally) {
-  scheduled_thread_pool pool(threads(2));
   run_counter c;
+  scheduled_thread_pool pool(threads(2));
   periodic_options o;
   o.max_runs = 5;
   auto f = pool.schedule_at_fixed_rate(0ms, 1ms, [&] { c.run(); }, o);
@@ -227,12 +227,12 @@ BOOST_AUTO_TEST_CASE(max_runs_ends_the_schedule_normally) {
 }
 
 BOOST_AUTO_TEST_CASE(until_ends_the_schedule_normally) {
-  scheduled_thread_pool pool(threads(1));
   run_counter c;
   periodic_options o;
   const auto start = steady::now();
   o.until = start + 30ms;
   std::atomic<bool> late{false};
+  scheduled_thread_pool pool(threads(1));  // after what its tasks use: joined first
   auto f = pool.schedule_with_fixed_delay(0ms, 1ms, [&] {
     if (steady::now() >= *o.until) late = true;
     c.run();
@@ -270,9 +270,9 @@ BOOST_AUTO_TEST_CASE(end_conditions_are_checked) {
 }
 
 BOOST_AUTO_TEST_CASE(controls_racing_runs_lose_nothing_and_never_overlap) {
-  scheduled_thread_pool pool(threads(3));
   run_counter c;
   std::atomic<int> completions{0};
+  scheduled_thread_pool pool(threads(3));  // after what its tasks use: joined first
   auto f = pool.schedule_at_fixed_rate(0ms, 1ms, [&] { c.run(); });
   f.async_wait([&](std::exception_ptr) { completions.fetch_add(1); });
   const auto end = steady::now() + 300ms;
@@ -317,8 +317,8 @@ BOOST_AUTO_TEST_CASE(shutdown_cancels_a_paused_task) {
 BOOST_AUTO_TEST_CASE(shutdown_keeping_periodic_tasks_keeps_a_paused_one) {
   scheduled_thread_pool_options o = threads(1);
   o.continue_existing_periodic_tasks_after_shutdown = true;
-  scheduled_thread_pool pool(o);
   run_counter c;
+  scheduled_thread_pool pool(o);
   auto f = pool.schedule_at_fixed_rate(1h, 1ms, [&] { c.run(); });
   BOOST_TEST(f.pause());
   pool.shutdown();
@@ -337,8 +337,8 @@ BOOST_AUTO_TEST_CASE(a_paused_task_kept_after_shutdown_keeps_the_pool_from_termi
   // terminate, or resume() would find it gone and cancel the task.
   scheduled_thread_pool_options o = threads(1);
   o.continue_existing_periodic_tasks_after_shutdown = true;
-  scheduled_thread_pool pool(o);
   run_counter c;
+  scheduled_thread_pool pool(o);
   auto f = pool.schedule_at_fixed_rate(1h, 1ms, [&] { c.run(); });
   BOOST_TEST(f.pause());
   pool.shutdown();

@@ -97,8 +97,8 @@ BOOST_AUTO_TEST_CASE(reschedule_changes_the_period) {
 }
 
 BOOST_AUTO_TEST_CASE(controls_racing_runs_never_overlap) {
-  asio::thread_pool tp(3);
   run_counter c;
+  asio::thread_pool tp(3);  // after the counter its handlers use: joined first
   auto h = chronopool::schedule_at_fixed_rate(tp.get_executor(), 0ms, 1ms, [&] { c.run(); });
   const auto end = steady::now() + 300ms;
   int i = 0;
@@ -127,8 +127,8 @@ BOOST_AUTO_TEST_CASE(controls_racing_runs_never_overlap) {
 }
 
 BOOST_AUTO_TEST_CASE(controls_on_a_pools_executor) {
-  chronopool::scheduled_thread_pool pool(2);
   run_counter c;
+  chronopool::scheduled_thread_pool pool(2);
   auto h = chronopool::schedule_at_fixed_rate(pool.get_executor(), 0ms, 1ms, [&] { c.run(); });
   BOOST_REQUIRE(eventually([&] { return c.runs.load() >= 3; }));
   for (int i = 0; i < 200; ++i) {
