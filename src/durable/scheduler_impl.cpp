@@ -431,8 +431,11 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
     clock::duration wait = options_.max_poll;
     if (r.next_event_ms >= 0) {
       // Redis's clock decides what is due; ours only measures the interval.
-      const auto until = milliseconds(std::max<std::int64_t>(r.next_event_ms - r.server_now_ms, 1));
-      wait = std::min<clock::duration>(wait, until);
+      // Clamped in milliseconds first: "never" lies 2^50 ms away, which
+      // would overflow the clock's nanoseconds.
+      const auto poll_ms = std::chrono::ceil<milliseconds>(options_.max_poll).count();
+      const auto until_ms = std::clamp<std::int64_t>(r.next_event_ms - r.server_now_ms, 1, std::max<std::int64_t>(poll_ms, 1));
+      wait = std::min<clock::duration>(wait, milliseconds(until_ms));
     }
     co_await wait_for_wake(clock::now() + wait);
   }

@@ -314,6 +314,21 @@ BOOST_AUTO_TEST_CASE(a_delay_of_duration_max_means_never_and_does_not_wrap) {
   BOOST_TEST((hours >= never));
 }
 
+BOOST_AUTO_TEST_CASE(a_next_event_of_never_leaves_the_claim_loop_waiting_without_overflow) {
+  // With only "never" queued the claim loop's next event is 2^50 ms away
+  // (hours::max() saturates there); its wait must saturate, not overflow
+  // the clock's nanoseconds (UBSan aborts on the overflow).
+  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  fire_log log;
+  s.register_handler("job", [&](const cd::fire_context& c) { log.add(c); });
+  s.start();
+  s.async_schedule("never", "job", "", std::chrono::hours::max(), boost::asio::use_future).get();
+  std::this_thread::sleep_for(50ms);  // a claim round sees only "never"
+  s.async_schedule("soon", "job", "", 0ms, boost::asio::use_future).get();
+  BOOST_TEST_REQUIRE(wait_until([&] { return log.size() == 1; }));
+  BOOST_TEST(log.copy()[0].schedule_id == "soon");
+}
+
 BOOST_AUTO_TEST_CASE(a_fire_for_a_task_without_handler_here_is_left_for_a_process_that_has_one) {
   auto o = fast_options(ns);
   o.failure.max_attempts = 100;  // each give-back is an attempt: do not dead-letter it meanwhile
