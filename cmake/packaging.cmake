@@ -18,6 +18,7 @@ set(CHRONOPOOL_PACKAGE_HOMEPAGE "" CACHE STRING "Homepage field of the Debian pa
 
 set(_chronopool_deb_dev libchronopool-dev)
 set(_chronopool_deb_durable libchronopool-durable-dev)
+set(_chronopool_deb_prometheus libchronopool-prometheus-dev)
 
 # Debian wants the licence as /usr/share/doc/<package>/copyright.
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE"
@@ -29,6 +30,12 @@ if(CHRONOPOOL_BUILD_DURABLE)
     DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/${_chronopool_deb_durable}"
     RENAME copyright COMPONENT durable)
   list(APPEND _chronopool_components durable)
+endif()
+if(CHRONOPOOL_BUILD_PROMETHEUS)
+  install(FILES "${PROJECT_SOURCE_DIR}/LICENSE"
+    DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/${_chronopool_deb_prometheus}"
+    RENAME copyright COMPONENT prometheus)
+  list(APPEND _chronopool_components prometheus)
 endif()
 
 set(CPACK_PACKAGE_NAME chronopool)
@@ -82,5 +89,15 @@ set(CPACK_COMPONENT_DURABLE_DESCRIPTION
 several processes, kept in Redis through hiredis. The library and its headers;
 with it installed, find_package(chronopool) provides chronopool::durable.")
 set(CPACK_COMPONENT_DURABLE_DEPENDS dev)
+
+set(CPACK_DEBIAN_PROMETHEUS_PACKAGE_NAME ${_chronopool_deb_prometheus})
+set(CPACK_DEBIAN_PROMETHEUS_PACKAGE_DEPENDS
+  "${_chronopool_deb_dev} (= ${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}), prometheus-cpp-dev")
+set(CPACK_COMPONENT_PROMETHEUS_DISPLAY_NAME "chronopool::prometheus")
+set(CPACK_COMPONENT_PROMETHEUS_DESCRIPTION
+  "chronopool::prometheus: a prometheus-cpp collector of chronopool's pool,
+timer and durable figures, read at each scrape. The library and its headers;
+with it installed, find_package(chronopool) provides chronopool::prometheus.")
+set(CPACK_COMPONENT_PROMETHEUS_DEPENDS dev)
 
 include(CPack)

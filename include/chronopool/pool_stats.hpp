@@ -4,6 +4,7 @@
 /// A snapshot of a pool's counters.
 #pragma once
 
+#include <chronopool/latency_histogram.hpp>
 #include <chronopool/run_state.hpp>
 
 #include <chrono>
@@ -15,13 +16,14 @@
 
 namespace chronopool {
 
-/// How late runs started: start time − deadline, over a recent window of runs.
+/// How late task runs started (start time − deadline), summarised from
+/// pool_stats::lateness_histogram: every run since the pool started.
 struct lateness_summary {
   std::uint64_t count = 0;   ///< runs measured since the pool started
-  std::size_t window = 0;    ///< runs the percentiles below are taken over
-  std::chrono::nanoseconds p50{0};  ///< the median in the window
-  std::chrono::nanoseconds p99{0};  ///< the 99th percentile in the window
-  std::chrono::nanoseconds max{0};  ///< the largest in the window
+  std::size_t window = 0;    ///< runs the percentiles below are taken over (every run: equal to count)
+  std::chrono::nanoseconds p50{0};  ///< the median, within 1/128 of a recorded value
+  std::chrono::nanoseconds p99{0};  ///< the 99th percentile, within 1/128 of a recorded value
+  std::chrono::nanoseconds max{0};  ///< the largest, exact
 };
 
 /// A pool's counters taken together (scheduled_thread_pool::stats()), each
@@ -36,11 +38,20 @@ struct pool_stats {
   std::size_t queued_count = 0;       ///< tasks in the queue
   std::uint64_t task_count = 0;       ///< runs completed + running + queued (as Java)
   std::uint64_t completed_task_count = 0;  ///< runs completed (each periodic run counts)
-  lateness_summary lateness;          ///< how late recent runs started
+  std::uint64_t failed_task_count = 0;     ///< task runs that threw (each periodic run counts)
+  std::uint64_t rejected_task_count = 0;   ///< submissions refused by the rejection policy or handler
+  std::uint64_t cancelled_task_count = 0;  ///< tasks cancelled before a run (futures, timers, shutdown policies)
+  lateness_summary lateness;          ///< how late runs started, summarised
+  /// How late every task run started (start − deadline) since the pool
+  /// started; mergeable with other pools' and processes'.
+  latency_histogram lateness_histogram;
+  /// How long every task run took (start to end, the hooks included).
+  latency_histogram run_time_histogram;
 };
 
 /// One line, e.g. "running threads=2/2 largest=2 active=1 queued=3 tasks=10
-/// completed=6 lateness(n=6) p50=41us p99=88us max=88us".
+/// completed=6 failed=0 rejected=0 cancelled=1 lateness(n=6) p50=41us p99=88us
+/// max=88us run(n=6) p50=2.1us p99=9.8us max=9.8us".
 std::string to_string(const pool_stats& s);
 
 }  // namespace chronopool

@@ -194,7 +194,7 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
     return;
   if (!t->try_start()) return;  // cancelled while queued (remove_on_cancel off) or just now
   const time_point started = clock::now();
-  lateness_.record(saturating_difference(started, t->deadline()));
+  w.lateness.record_exclusive(saturating_difference(started, t->deadline()));
   {
     std::lock_guard lock(w.current_mutex);
     w.current = t.get();
@@ -233,8 +233,11 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
     std::lock_guard lock(w.current_mutex);
     w.current = nullptr;
   }
+  w.run_time.record_exclusive(saturating_difference(clock::now(), started));
   active_.fetch_sub(1);
   completed_.fetch_add(1);
+  if (error) [[unlikely]]
+    failed_.fetch_add(1, std::memory_order_relaxed);
   t->finish_run(std::move(error), started);
   if (wall) [[unlikely]]
     wall_.after_run(*t);

@@ -41,8 +41,25 @@ rejected_execution rejected_task::exception() const { return rejection_error(cal
 
 namespace detail {
 
+namespace {
+// The pool whose rejected task this thread is dropping: its cancellation is
+// counted as a rejection, not as a cancellation.
+constinit thread_local const pool_core* dropping_rejected = nullptr;
+}  // namespace
+
+void pool_core::drop_rejected(const task_ptr& t) noexcept {
+  const pool_core* outer = std::exchange(dropping_rejected, this);
+  t->cancel(false);
+  dropping_rejected = outer;
+}
+
+void pool_core::count_cancelled() noexcept {
+  if (dropping_rejected != this) cancelled_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown) {
   const rejection_reason reason = after_shutdown ? rejection_reason::shutdown : rejection_reason::queue_full;
+  rejected_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<const std::function<void(rejected_task&)>> handler;
   {
     std::lock_guard lock(handler_mutex_);
@@ -51,15 +68,15 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
   if (handler) return reject_to_handler(*handler, t, where, reason);
 
   auto refuse = [&] {
-    t->cancel(false);
+    drop_rejected(t);
     throw rejection_error(where, reason, options_.max_queued);
   };
   switch (rejection.load()) {
     case rejection_policy::abort: refuse(); break;
-    case rejection_policy::discard: t->cancel(false); break;
+    case rejection_policy::discard: drop_rejected(t); break;
     case rejection_policy::caller_runs:
       if (after_shutdown) {
-        t->cancel(false);
+        drop_rejected(t);
       } else if (t->is_periodic()) {
         refuse();
       } else {
@@ -68,7 +85,7 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
       break;
     case rejection_policy::discard_oldest:
       if (after_shutdown) {
-        t->cancel(false);
+        drop_rejected(t);
         break;
       }
       // Make room by dropping whatever would run next, until ours fits.
@@ -77,7 +94,7 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
         if (r != delayed_work_queue::offer_status::full) break;
         task_ptr oldest = queue_.pop_head();
         if (!oldest) {  // max_queued == 0: there is nothing to drop
-          t->cancel(false);
+          drop_rejected(t);
           return;
         }
         oldest->cancel(false);
@@ -85,7 +102,7 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
       try {
         ensure_thread_for(*t);
       } catch (...) {
-        t->cancel(false);  // taken back out: no thread runs and none could start
+        drop_rejected(t);  // taken back out: no thread runs and none could start
         throw;
       }
       break;
@@ -95,13 +112,17 @@ void pool_core::reject(const task_ptr& t, const char* where, bool after_shutdown
 void pool_core::reject_to_handler(const std::function<void(rejected_task&)>& handler, const task_ptr& t,
                                   const char* where, rejection_reason reason) {
   rejected_task r(*t, reason, where, options_.max_queued);
+  // The handler's discard() is a rejection too, not a cancellation.
+  const pool_core* outer = std::exchange(dropping_rejected, this);
   try {
     handler(r);
   } catch (...) {
-    t->cancel(false);  // a no-op if the handler ran it first
+    dropping_rejected = outer;
+    drop_rejected(t);  // a no-op if the handler ran it first
     throw;
   }
-  t->cancel(false);  // left by the handler: dropped, its future cancelled
+  dropping_rejected = outer;
+  drop_rejected(t);  // left by the handler: dropped, its future cancelled
 }
 
 void pool_core::set_rejection_handler(std::function<void(rejected_task&)> handler) {

@@ -25,11 +25,14 @@ std::string human(std::chrono::nanoseconds d) {
 }  // namespace
 
 std::string to_string(const pool_stats& s) {
-  return fmt::format("{} threads={}/{} largest={} active={} queued={} tasks={} completed={} "
-                     "lateness(n={}) p50={} p99={} max={}",
+  const latency_histogram& run = s.run_time_histogram;
+  return fmt::format("{} threads={}/{} largest={} active={} queued={} tasks={} completed={} failed={} "
+                     "rejected={} cancelled={} lateness(n={}) p50={} p99={} max={} run(n={}) p50={} p99={} max={}",
                      s.state, s.pool_size, s.core_pool_size, s.largest_pool_size, s.active_count, s.queued_count,
-                     s.task_count, s.completed_task_count, s.lateness.count, human(s.lateness.p50),
-                     human(s.lateness.p99), human(s.lateness.max));
+                     s.task_count, s.completed_task_count, s.failed_task_count, s.rejected_task_count,
+                     s.cancelled_task_count, s.lateness.count, human(s.lateness.p50), human(s.lateness.p99),
+                     human(s.lateness.max), run.count(), human(run.quantile(0.5)), human(run.quantile(0.99)),
+                     human(run.max()));
 }
 
 }  // namespace chronopool
@@ -49,7 +52,24 @@ pool_stats pool_core::stats() const {
   s.queued_count = queue_.size();
   s.completed_task_count = completed_.load();
   s.task_count = s.completed_task_count + s.active_count + s.queued_count;
-  s.lateness = lateness_.summary();
+  s.failed_task_count = failed_.load(std::memory_order_relaxed);
+  s.rejected_task_count = rejected_.load(std::memory_order_relaxed);
+  s.cancelled_task_count = cancelled_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mutex_);
+    s.lateness_histogram = retired_lateness_;
+    s.run_time_histogram = retired_run_time_;
+    for (const worker& w : workers_) {
+      w.lateness.add_to(s.lateness_histogram);
+      w.run_time.add_to(s.run_time_histogram);
+    }
+  }
+  const latency_histogram& h = s.lateness_histogram;
+  s.lateness.count = h.count();
+  s.lateness.window = static_cast<std::size_t>(h.count());
+  s.lateness.p50 = h.quantile(0.5);
+  s.lateness.p99 = h.quantile(0.99);
+  s.lateness.max = h.max();
   return s;
 }
 

@@ -166,6 +166,7 @@ std::size_t pool_core::purge() {
 }
 
 void pool_core::on_cancelled(task_base& t) noexcept {
+  count_cancelled();
   if (!remove_on_cancel.load() || !queue_.remove(t)) return;
   poke_quiet_waiters();
   if (state_.load() != run_state::running) {

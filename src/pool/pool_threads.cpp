@@ -11,6 +11,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -127,6 +128,12 @@ void pool_core::reap_threads(bool all) {
     for (auto it = workers_.begin(); it != workers_.end();) {
       if (all || it->exited) {
         retired_finished_ += it->finished.load(std::memory_order_acquire);
+        try {
+          it->lateness.add_to(retired_lateness_);
+          it->run_time.add_to(retired_run_time_);
+        } catch (const std::bad_alloc&) {
+          // Out of memory: the reaped thread's figures are lost, not its join.
+        }
         done.push_back(std::move(it->thread));
         it = workers_.erase(it);
       } else {

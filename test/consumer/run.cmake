@@ -9,6 +9,7 @@
 #                 given, it must lie outside WORK_DIR, which is wiped first)
 #   SKIP_INSTALL  use what is in PREFIX already (package.cmake: extracted .debs)
 #   EXPECT_DURABLE  fail unless chronopool::durable is found and linked too
+#   EXPECT_PROMETHEUS  fail unless chronopool::prometheus is found, linked and runs
 #   TEST_NAME     the name in the messages (default install_consumer)
 if(NOT TEST_NAME)
   set(TEST_NAME install_consumer)
@@ -90,6 +91,14 @@ if(EXPECT_DURABLE)
   if(NOT durable_exe)
     message(FATAL_ERROR "${TEST_NAME}: chronopool::durable was not found or not linked (no chronopool_durable_consumer)")
   endif()
+endif()
+if(EXPECT_PROMETHEUS)
+  find_program(prometheus_exe chronopool_prometheus_consumer
+    PATHS "${consumer_build}" "${consumer_build}/${CONFIG}" NO_DEFAULT_PATH)
+  if(NOT prometheus_exe)
+    message(FATAL_ERROR "${TEST_NAME}: chronopool::prometheus was not found or not linked (no chronopool_prometheus_consumer)")
+  endif()
+  step(run_prometheus "${prometheus_exe}")
 endif()
 
 # The same program built through pkg-config and the installed chronopool.pc.

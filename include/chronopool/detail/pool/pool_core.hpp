@@ -9,11 +9,11 @@
 #pragma once
 
 #include <chronopool/detail/queue/delayed_work_queue.hpp>
-#include <chronopool/detail/pool/lateness_recorder.hpp>
 #include <chronopool/detail/pool/task_base.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/detail/pool/pool_wait_op.hpp>
 #include <chronopool/detail/pool/wall_clock_tasks.hpp>
+#include <chronopool/detail/support/histogram_recorder.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_thread.hpp>
 #include <chronopool/rejected_task.hpp>
@@ -144,6 +144,11 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
     // re-queued). Written by this thread alone, a store and no
     // read-modify-write; read by quiet checks.
     std::atomic<std::uint64_t> finished{0};
+    // How late this thread's task runs started and how long they ran;
+    // recorded by this thread alone, merged by stats() and, once the
+    // thread is reaped, into the pool's retired histograms.
+    histogram_shard lateness;
+    histogram_shard run_time;
   };
 
   /// Whether the pool is quiet: nothing taken from the queue is still being
@@ -188,6 +193,10 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   enum class offer_outcome { kept, withdrawn };
   offer_outcome settle_after_offer(const task_ptr& t);
   void reject(const task_ptr& t, const char* where, bool after_shutdown);
+  /// Cancels rejected @p t, counted as a rejection and not as a cancellation.
+  void drop_rejected(const task_ptr& t) noexcept;
+  /// Counts a task cancelled before its run, unless it is being rejected.
+  void count_cancelled() noexcept;
   /// A user's rejection handler's part of reject().
   void reject_to_handler(const std::function<void(rejected_task&)>& handler, const task_ptr& t, const char* where,
                          rejection_reason reason);
@@ -218,7 +227,6 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   delayed_work_queue queue_;
   // After queue_: destroyed first (it may hold a pass in the queue).
   wall_clock_tasks wall_{*this, queue_};
-  lateness_recorder lateness_;
 
   std::atomic<run_state> state_{run_state::running};
   std::atomic<std::size_t> core_size_;
@@ -241,6 +249,11 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   pool_wait_op* quiet_waiters_ = nullptr;        // newest first; guarded by mutex_
   std::size_t quiet_sync_waiters_ = 0;           // guarded by mutex_
   std::uint64_t retired_finished_ = 0;           // finished counts of reaped threads; guarded by mutex_
+  latency_histogram retired_lateness_;  // lateness of reaped threads' runs; guarded by mutex_
+  latency_histogram retired_run_time_;  // run time of reaped threads' runs; guarded by mutex_
+  std::atomic<std::uint64_t> failed_{0};     // task runs that threw
+  std::atomic<std::uint64_t> rejected_{0};   // tasks and functions refused
+  std::atomic<std::uint64_t> cancelled_{0};  // tasks cancelled before their run
   std::condition_variable quiet_cv_;
   // Whether anyone waits for quiet: written under mutex_, read without it by
   // the paths that remove queued work (after their removal, which the
