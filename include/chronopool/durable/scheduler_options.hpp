@@ -103,7 +103,16 @@ struct scheduler_options {
   std::chrono::milliseconds reconnect_min{50};
   /// The longest wait between reconnection attempts; at least reconnect_min.
   std::chrono::milliseconds reconnect_max{2000};
-  /// stop() waits this long for running handlers to return and be acknowledged.
+  /// A handler without a handler_options::timeout of its own that runs
+  /// longer than this is treated as one that ran past its timeout: asked to
+  /// stop, its lease no longer extended but given back as a failed attempt
+  /// (retried or dead-lettered per the failure_policy), its late return
+  /// ignored. So a hung handler does not hold its fire for ever. Zero: no
+  /// bound (the lease is extended for as long as the handler runs); not negative.
+  std::chrono::milliseconds max_run_time{std::chrono::hours(1)};
+  /// stop() gives back at once the fires it claimed whose handlers have not
+  /// started (they never start here), then waits this long for running
+  /// handlers to return and be acknowledged.
   std::chrono::milliseconds stop_timeout{5000};
   /// Called (on the worker that ran it) when a handler throws; the fire is
   /// given back, to be retried or dead-lettered per its failure_policy. Empty: the error is logged
