@@ -187,21 +187,30 @@ local function policy_args(args, first)
           'backoff_max', fmt(backoff_max)}
 end
 
--- cp_put_v3: creates (or with replace=1 replaces) a schedule.
+-- cp_put_v3: creates a schedule; one with the same id fails EXISTS unless
+-- `exists` says otherwise:
+--   1 (replace): replaced, unless it was created with the same start time
+--     (at_mode abs) and has exactly these parameters: then it is kept as it
+--     is, so re-creating schedules at each deploy does not run again what
+--     ran (a start relative to now always replaces);
+--   2 (update): its task, payload, kind, period, misfire settings and
+--     policy are set in place, keeping its pending occurrence, lease and
+--     counts (the new start is not applied).
 -- ARGV: id, task, payload, kind (once|rate|delay), at_mode (abs|in),
 --       at (ms: unix time for abs, delay for in), period_ms,
---       misfire (once|skip|catch_up), catch_up_max, replace (0|1),
+--       misfire (once|skip|catch_up), catch_up_max, exists (0|1|2),
 --       [max_attempts, backoff_ms, backoff_mult, backoff_max_ms]
 -- The failure policy is sent, and stored, only when it is not the default
 -- one: a creation then costs what it did in chronopool_v1.
--- Returns {due, now}.
+-- Returns {due, now}: the pending occurrence's due (a kept or updated
+-- schedule's own).
 local function put(keys, args)
   local p = prefix_of(keys)
   local id, task, payload, kind = args[1], args[2], args[3], args[4]
   local at_mode, at = args[5], to_int(args[6], 'at')
   local period = to_int(args[7], 'period')
   local misfire, catch_up = args[8], to_int(args[9], 'catch_up')
-  local replace = args[10] == '1'
+  local exists_mode = args[10]
   local policy = {}
   if args[11] ~= nil then policy = policy_args(args, 11) end
   if id == nil or id == '' then error({err = 'BADARG id must not be empty'}) end
@@ -226,11 +235,33 @@ local function put(keys, args)
 
   local key = p .. 's:' .. id
   if redis.call('EXISTS', key) == 1 then
-    if not replace then error({err = 'EXISTS schedule ' .. id .. ' exists'}) end
+    if exists_mode ~= '1' and exists_mode ~= '2' then error({err = 'EXISTS schedule ' .. id .. ' exists'}) end
+    local f = redis.call('HMGET', key, 'task', 'payload', 'kind', 'period', 'misfire', 'catch_up', 'start', 'due',
+                         'max_attempts', 'backoff', 'backoff_mult', 'backoff_max')
+    -- A policy equal to the default is not stored (see put_call).
+    local same_policy = true
+    for i = 0, 3 do
+      if (f[9 + i] or nil) ~= policy[2 * i + 2] then same_policy = false end
+    end
+    local same = f[1] == task and f[2] == payload and f[3] == kind and f[4] == fmt(period) and
+                 f[5] == misfire and f[6] == fmt(catch_up) and same_policy and
+                 at_mode == 'abs' and f[7] == fmt(due)
+    if same then return {tonumber(f[8]), now} end
+    if exists_mode == '2' then
+      redis.call('HSET', key, 'task', task, 'payload', payload, 'kind', kind, 'period', fmt(period),
+                 'misfire', misfire, 'catch_up', fmt(catch_up))
+      if #policy > 0 then
+        redis.call('HSET', key, unpack(policy))
+      else
+        redis.call('HDEL', key, 'max_attempts', 'backoff', 'backoff_mult', 'backoff_max')
+      end
+      return {tonumber(f[8]), now}
+    end
     remove_schedule(p, id)
   end
+  -- 'start': the due it was created with, to tell an identical re-creation.
   redis.call('HSET', key, 'task', task, 'payload', payload, 'kind', kind,
-             'period', fmt(period), 'due', fmt(due), 'misfire', misfire,
+             'period', fmt(period), 'due', fmt(due), 'start', fmt(due), 'misfire', misfire,
              'catch_up', fmt(catch_up), 'created', fmt(now), 'fires', '0',
              'last_token', '0', unpack(policy))
   redis.call('ZADD', p .. 'due', due, id)

@@ -112,7 +112,8 @@ boost::system::error_code parse_library_is_current(const redis_value& v, bool& c
 std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
   std::vector<std::string> args{r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
                                 num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
-                                num(static_cast<std::int64_t>(r.options.catch_up_max)), r.options.replace ? "1" : "0"};
+                                num(static_cast<std::int64_t>(r.options.catch_up_max)),
+                                r.options.update ? "2" : r.options.replace ? "1" : "0"};
   // The default policy is the library's too: not sent, not stored, so a
   // schedule with it costs no more than before there were policies.
   const failure_policy d{};

@@ -67,8 +67,18 @@ struct schedule_options {
   /// With misfire_policy::catch_up: how many missed occurrences to fire; at least 1.
   std::uint32_t catch_up_max = 1;
   /// Replace an existing schedule with the same id instead of failing with
-  /// error::schedule_exists.
+  /// error::schedule_exists. One created with the same start time point and
+  /// exactly these parameters (task, payload, kind, period, misfire
+  /// settings, failure policy) is kept as it is, with its position and
+  /// counts, so re-creating schedules at each deploy does not run again
+  /// what already ran. A start given as a delay from now always replaces.
   bool replace = false;
+  /// Update in place: an existing schedule with the same id takes these
+  /// task, payload, kind, period, misfire settings and failure policy, and
+  /// keeps its pending occurrence, its lease and its counts (what ran stays
+  /// ran; the new start is not applied, a new period from the next
+  /// occurrence on). Without one, the schedule is created. Wins over replace.
+  bool update = false;
   /// Retries and dead letters of this schedule's fires; empty: the
   /// scheduler's scheduler_options::failure. Fixed when the schedule is created.
   std::optional<failure_policy> failure;
