@@ -1,4 +1,4 @@
-#!lua name=chronopool_v2
+#!lua name=chronopool_v3
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
@@ -14,7 +14,9 @@
 --                       and the lease of its latest fire: lease_owner,
 --                       lease_token, lease_due, lease_attempt
 --                       (one hash, so a claim or an ack touches one key per fire)
---   <p>fence      STRING fencing-token counter, one INCR per claim
+--   <p>fence      STRING the last fencing token handed out (see "Tokens")
+--   <p>epoch      STRING the namespace's epoch, "<ms>/<owner>": created by
+--                       the first claim that finds it missing (see "Epoch")
 --   <p>dead       ZSET  fire id -> when it was dead-lettered (ms)
 --   <p>dl:<fire>  HASH  a dead letter: the fire's schedule id, task, payload,
 --                       due, attempts, last error, when, and the failure
@@ -25,6 +27,28 @@
 -- occurrence's nominal time and, with the id, names the fire ("<id>@<due>");
 -- the due set's score is only when it may next be claimed (later than due
 -- after a nack). Redis TIME is the only clock.
+--
+-- Epoch: a namespace's data can vanish under a running fleet (Redis
+-- restarted without persistence, FLUSHALL, failover to a replica that had
+-- not received the last writes). Its epoch key goes with it, and the first
+-- claim afterwards creates a new one: claim returns the epoch, so each
+-- process notices the change (and reports data_lost) without another round
+-- trip. Ack, nack and extend carry the epoch the fire was claimed in and
+-- fail with DATA_LOST when it is not the namespace's epoch any more: a fire
+-- claimed before the loss is never acknowledged against the new data.
+--
+-- Tokens: fencing tokens must keep growing across such a loss, for the
+-- whole fleet, although the counter itself may be lost (or rolled back:
+-- AOF everysec loses up to a second of INCRs). So a claim hands out tokens
+-- above both the counter and tokens_per_ms * Redis's time in ms: tokens are
+-- at least "microseconds since 1970", and a claim made after a loss starts
+-- above every token handed out before it as long as (a) Redis's clock did
+-- not go back (across a failover: the replica's clock is not behind the
+-- old primary's by more than the time between the last claim before the
+-- loss and the first after it) and (b) the fleet never took more than
+-- tokens_per_ms tokens per millisecond over any stretch (a million claims
+-- a second: Redis runs these functions one at a time, far slower). Tokens
+-- stay below 2^53 (exact in Lua's doubles) until the year 2255.
 --
 -- Failure policy (per schedule, fields max_attempts, backoff, backoff_mult,
 -- backoff_max): attempt k of an occurrence that fails (nack) is retried
@@ -42,6 +66,26 @@ end
 
 local function fmt(n)
   return string.format('%.0f', n)
+end
+
+local tokens_per_ms = 1000
+
+-- The namespace's epoch, created (by `owner`, at `now`) when missing.
+local function epoch_of(p, now, owner)
+  local e = redis.call('GET', p .. 'epoch')
+  if e then return e end
+  e = fmt(now) .. '/' .. owner
+  redis.call('SET', p .. 'epoch', e)
+  return e
+end
+
+-- Fails with DATA_LOST unless `epoch` (sent by a caller that claimed in it)
+-- is the namespace's epoch. A caller that sends none is not checked.
+local function check_epoch(p, epoch)
+  if epoch == nil or epoch == '' then return end
+  if redis.call('GET', p .. 'epoch') ~= epoch then
+    error({err = 'DATA_LOST the namespace lost its data since epoch ' .. epoch})
+  end
 end
 
 local function prefix_of(keys)
@@ -143,21 +187,30 @@ local function policy_args(args, first)
           'backoff_max', fmt(backoff_max)}
 end
 
--- cp_put_v2: creates (or with replace=1 replaces) a schedule.
+-- cp_put_v3: creates a schedule; one with the same id fails EXISTS unless
+-- `exists` says otherwise:
+--   1 (replace): replaced, unless it was created with the same start time
+--     (at_mode abs) and has exactly these parameters: then it is kept as it
+--     is, so re-creating schedules at each deploy does not run again what
+--     ran (a start relative to now always replaces);
+--   2 (update): its task, payload, kind, period, misfire settings and
+--     policy are set in place, keeping its pending occurrence, lease and
+--     counts (the new start is not applied).
 -- ARGV: id, task, payload, kind (once|rate|delay), at_mode (abs|in),
 --       at (ms: unix time for abs, delay for in), period_ms,
---       misfire (once|skip|catch_up), catch_up_max, replace (0|1),
+--       misfire (once|skip|catch_up), catch_up_max, exists (0|1|2),
 --       [max_attempts, backoff_ms, backoff_mult, backoff_max_ms]
 -- The failure policy is sent, and stored, only when it is not the default
 -- one: a creation then costs what it did in chronopool_v1.
--- Returns {due, now}.
+-- Returns {due, now}: the pending occurrence's due (a kept or updated
+-- schedule's own).
 local function put(keys, args)
   local p = prefix_of(keys)
   local id, task, payload, kind = args[1], args[2], args[3], args[4]
   local at_mode, at = args[5], to_int(args[6], 'at')
   local period = to_int(args[7], 'period')
   local misfire, catch_up = args[8], to_int(args[9], 'catch_up')
-  local replace = args[10] == '1'
+  local exists_mode = args[10]
   local policy = {}
   if args[11] ~= nil then policy = policy_args(args, 11) end
   if id == nil or id == '' then error({err = 'BADARG id must not be empty'}) end
@@ -182,11 +235,33 @@ local function put(keys, args)
 
   local key = p .. 's:' .. id
   if redis.call('EXISTS', key) == 1 then
-    if not replace then error({err = 'EXISTS schedule ' .. id .. ' exists'}) end
+    if exists_mode ~= '1' and exists_mode ~= '2' then error({err = 'EXISTS schedule ' .. id .. ' exists'}) end
+    local f = redis.call('HMGET', key, 'task', 'payload', 'kind', 'period', 'misfire', 'catch_up', 'start', 'due',
+                         'max_attempts', 'backoff', 'backoff_mult', 'backoff_max')
+    -- A policy equal to the default is not stored (see put_call).
+    local same_policy = true
+    for i = 0, 3 do
+      if (f[9 + i] or nil) ~= policy[2 * i + 2] then same_policy = false end
+    end
+    local same = f[1] == task and f[2] == payload and f[3] == kind and f[4] == fmt(period) and
+                 f[5] == misfire and f[6] == fmt(catch_up) and same_policy and
+                 at_mode == 'abs' and f[7] == fmt(due)
+    if same then return {tonumber(f[8]), now} end
+    if exists_mode == '2' then
+      redis.call('HSET', key, 'task', task, 'payload', payload, 'kind', kind, 'period', fmt(period),
+                 'misfire', misfire, 'catch_up', fmt(catch_up))
+      if #policy > 0 then
+        redis.call('HSET', key, unpack(policy))
+      else
+        redis.call('HDEL', key, 'max_attempts', 'backoff', 'backoff_mult', 'backoff_max')
+      end
+      return {tonumber(f[8]), now}
+    end
     remove_schedule(p, id)
   end
+  -- 'start': the due it was created with, to tell an identical re-creation.
   redis.call('HSET', key, 'task', task, 'payload', payload, 'kind', kind,
-             'period', fmt(period), 'due', fmt(due), 'misfire', misfire,
+             'period', fmt(period), 'due', fmt(due), 'start', fmt(due), 'misfire', misfire,
              'catch_up', fmt(catch_up), 'created', fmt(now), 'fires', '0',
              'last_token', '0', unpack(policy))
   redis.call('ZADD', p .. 'due', due, id)
@@ -224,11 +299,12 @@ local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now)
   return fire
 end
 
--- cp_claim_v2: returns expired leases to the due set, then leases up to n
+-- cp_claim_v3: returns expired leases to the due set, then leases up to n
 -- (at most 1000) due fires to `owner` for lease_ms.
 -- ARGV: owner, lease_ms, n
--- Returns {now, next_event, fire...}, each fire {id, due, token, attempt,
--- task, payload, lease_expiry}; next_event is -1 when nothing is scheduled.
+-- Returns {now, next_event, epoch, fire...}, each fire {id, due, token,
+-- attempt, task, payload, lease_expiry}; next_event is -1 when nothing is
+-- scheduled; epoch is the namespace's (created here when missing).
 -- A fire whose last allowed attempt's lease ran out is dead-lettered here.
 -- Cost per fire: one HMGET and one HSET; the sorted-set and counter updates
 -- are made once per call.
@@ -241,6 +317,7 @@ local function claim(keys, args)
   if n <= 0 then error({err = 'BADARG n must be positive'}) end
   if n > 1000 then n = 1000 end
   local now = now_ms()
+  local epoch = epoch_of(p, now, owner)
 
   -- A lease that ran out goes back to be claimed again, same occurrence.
   local expired = redis.call('ZRANGEBYSCORE', p .. 'inflight', '-inf', now, 'LIMIT', 0, 256)
@@ -251,13 +328,16 @@ local function claim(keys, args)
     end
   end
 
-  local out = {now, 0}
+  local out = {now, 0, epoch}
   local ids = redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', now, 'LIMIT', 0, n)
   if #ids > 0 then
     redis.call('ZREM', p .. 'due', unpack(ids))
-    -- One INCRBY hands out a block of tokens; a skipped id wastes one, which
-    -- is harmless: tokens must only grow.
-    local token = redis.call('INCRBY', p .. 'fence', #ids) - #ids
+    -- One block of tokens per call, above the counter and the clock (see
+    -- "Tokens"); a skipped id wastes one, which is harmless: tokens must
+    -- only grow.
+    local token = tonumber(redis.call('GET', p .. 'fence') or '0')
+    if token < now * tokens_per_ms then token = now * tokens_per_ms end
+    redis.call('SET', p .. 'fence', fmt(token + #ids))
     local expiry = now + lease_ms
     local leased = {}
     for _, id in ipairs(ids) do
@@ -284,8 +364,8 @@ local function claim(keys, args)
           due = nil
         end
         if due ~= nil then
-          -- The expiry lives in the inflight set only; cp_get_v2 reports it.
-          redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', token, 'lease_due', fmt(due),
+          -- The expiry lives in the inflight set only; cp_get_v3 reports it.
+          redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
                      'lease_attempt', attempt)
           leased[#leased + 1] = expiry
           leased[#leased + 1] = id
@@ -309,16 +389,17 @@ local function lease_due(p, id, token)
   return tonumber(l[2])
 end
 
--- cp_ack_v2: the fire holding `token` is done. A periodic schedule gets its
+-- cp_ack_v3: the fire holding `token` is done. A periodic schedule gets its
 -- next occurrence (rate: due + period; delay: now + period); a one-shot is
 -- deleted. Repeating the ack of the last acknowledged token is harmless.
--- ARGV: id, token
+-- ARGV: id, token[, epoch]
 -- Returns {1, next_due} (next_due -1 when the schedule ended), {0, -1} for
 -- a repeated ack or a schedule that no longer exists; error STALE when
--- another claim superseded the token.
+-- another claim superseded the token, DATA_LOST when the epoch changed.
 local function ack(keys, args)
   local p = prefix_of(keys)
   local id, token = args[1], args[2]
+  check_epoch(p, args[3])
   local skey = p .. 's:' .. id
   local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token')
   if f[3] == false then
@@ -343,17 +424,19 @@ local function ack(keys, args)
   return {1, nxt}
 end
 
--- cp_nack_v2: the fire holding `token` failed (or was given back) with
+-- cp_nack_v3: the fire holding `token` failed (or was given back) with
 -- error text `err`. Unless it was the schedule's last attempt, the same
 -- occurrence may be claimed again after the policy's backoff, jittered by
 -- `jitter` (0 to 1000000: the caller's random draw, as Redis seeds Lua's
 -- generator the same for every call); the last attempt dead-letters it.
--- ARGV: id, token, jitter, err
+-- ARGV: id, token, jitter, err[, epoch]
 -- Returns {0, when it may be claimed again} or {1, next due of the schedule
--- after the dead letter, -1 when it ended}; error STALE as for ack.
+-- after the dead letter, -1 when it ended}; errors STALE and DATA_LOST as
+-- for ack.
 local function nack(keys, args)
   local p = prefix_of(keys)
   local id, token = args[1], args[2]
+  check_epoch(p, args[5])
   local jitter = to_int(args[3], 'jitter')
   local err = string.sub(args[4] or '', 1, max_error_bytes)
   if jitter < 0 then jitter = 0 elseif jitter > 1000000 then jitter = 1000000 end
@@ -382,12 +465,14 @@ local function nack(keys, args)
   return {0, at}
 end
 
--- cp_extend_v2: pushes the lease held by `token` to now + lease_ms.
--- ARGV: id, token, lease_ms
--- Returns the new expiry; error STALE when the token lost the lease.
+-- cp_extend_v3: pushes the lease held by `token` to now + lease_ms.
+-- ARGV: id, token, lease_ms[, epoch]
+-- Returns the new expiry; error STALE when the token lost the lease,
+-- DATA_LOST as for ack.
 local function extend(keys, args)
   local p = prefix_of(keys)
   local id, token = args[1], args[2]
+  check_epoch(p, args[4])
   local lease_ms = to_int(args[3], 'lease_ms')
   if lease_ms <= 0 then error({err = 'BADARG lease_ms must be positive'}) end
   if lease_due(p, id, token) == nil then
@@ -398,13 +483,35 @@ local function extend(keys, args)
   return expiry
 end
 
--- cp_cancel_v2: deletes a schedule, its pending occurrence and any lease (a
+-- cp_release_v3: gives back a fire leased to `token` whose handler never
+-- started (its process is stopping): the same occurrence may be claimed
+-- again at once, and this attempt does not count against max_attempts.
+-- ARGV: id, token[, epoch]
+-- Returns 1 when given back, 0 when the token no longer held the lease;
+-- error DATA_LOST as for ack.
+local function release(keys, args)
+  local p = prefix_of(keys)
+  local id, token = args[1], args[2]
+  check_epoch(p, args[3])
+  if lease_due(p, id, token) == nil then return 0 end
+  local skey = p .. 's:' .. id
+  -- The next claim of this occurrence counts lease_attempt + 1 again.
+  local attempt = tonumber(redis.call('HGET', skey, 'lease_attempt'))
+  redis.call('HSET', skey, 'lease_attempt', fmt(attempt - 1))
+  redis.call('ZREM', p .. 'inflight', id)
+  local now = now_ms()
+  redis.call('ZADD', p .. 'due', now, id)
+  wake_if_head(p, id, now)
+  return 1
+end
+
+-- cp_cancel_v3: deletes a schedule, its pending occurrence and any lease (a
 -- running fire's ack then fails STALE). ARGV: id. Returns 1 if it existed.
 local function cancel(keys, args)
   return remove_schedule(prefix_of(keys), args[1])
 end
 
--- cp_get_v2: the schedule's fields (with those of its latest lease) as a
+-- cp_get_v3: the schedule's fields (with those of its latest lease) as a
 -- flat list, plus "eligible" while it waits in the due set and
 -- "lease_expires" while a lease is held; empty when there is no schedule.
 local function get(keys, args)
@@ -425,7 +532,7 @@ local function get(keys, args)
   return out
 end
 
--- cp_dead_list_v2: up to n dead letters, oldest first, each a flat list of
+-- cp_dead_list_v3: up to n dead letters, oldest first, each a flat list of
 -- fields: schedule, fire, task, due, attempts, error, at (no payload).
 -- ARGV: n
 local function dead_list(keys, args)
@@ -440,7 +547,7 @@ local function dead_list(keys, args)
   return out
 end
 
--- cp_dead_redrive_v2: runs a dead letter again, as a one-shot schedule due
+-- cp_dead_redrive_v3: runs a dead letter again, as a one-shot schedule due
 -- at the occurrence's time (so at once) with a fresh count of attempts and
 -- the same failure policy. It takes the schedule's own id when that is free
 -- (a dead-lettered one-shot comes back with its fire id), else the fire id
@@ -469,20 +576,20 @@ local function dead_redrive(keys, args)
   return id
 end
 
--- cp_dead_delete_v2: deletes a dead letter. ARGV: fire. Returns 1 if it existed.
+-- cp_dead_delete_v3: deletes a dead letter. ARGV: fire. Returns 1 if it existed.
 local function dead_delete(keys, args)
   local p = prefix_of(keys)
   redis.call('ZREM', p .. 'dead', args[1])
   return redis.call('DEL', p .. 'dl:' .. args[1])
 end
 
--- cp_time_v2: Redis's clock, the one that decides what is due.
+-- cp_time_v3: Redis's clock, the one that decides what is due.
 local function server_time(keys, args)
   return now_ms()
 end
 
 -- At maxmemory with noeviction, Redis refuses a function unless it is
--- flagged allow-oom. Creating a schedule needs memory, so cp_put_v2 is
+-- flagged allow-oom. Creating a schedule needs memory, so cp_put_v3 is
 -- refused there (the caller gets OOM), and so is a re-drive (the dead letter
 -- stays). The others free memory (ack of a one-shot, cancel, deleting a
 -- dead letter) or rewrite fields of the same size (claim, ack of a periodic
@@ -492,14 +599,15 @@ end
 -- periodic schedule. They run anyway: refusing them would not lose the fire
 -- but keep it leased, retried and failing for ever, and a full Redis should
 -- not turn a bounded failure into an endless one.
-redis.register_function('cp_put_v2', put)
-redis.register_function{function_name = 'cp_claim_v2', callback = claim, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_ack_v2', callback = ack, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_nack_v2', callback = nack, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_extend_v2', callback = extend, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_cancel_v2', callback = cancel, flags = {'allow-oom'}}
-redis.register_function{function_name = 'cp_get_v2', callback = get, flags = {'no-writes'}}
-redis.register_function{function_name = 'cp_time_v2', callback = server_time, flags = {'no-writes'}}
-redis.register_function{function_name = 'cp_dead_list_v2', callback = dead_list, flags = {'no-writes'}}
-redis.register_function('cp_dead_redrive_v2', dead_redrive)
-redis.register_function{function_name = 'cp_dead_delete_v2', callback = dead_delete, flags = {'allow-oom'}}
+redis.register_function('cp_put_v3', put)
+redis.register_function{function_name = 'cp_claim_v3', callback = claim, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_ack_v3', callback = ack, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_nack_v3', callback = nack, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_extend_v3', callback = extend, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_release_v3', callback = release, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_cancel_v3', callback = cancel, flags = {'allow-oom'}}
+redis.register_function{function_name = 'cp_get_v3', callback = get, flags = {'no-writes'}}
+redis.register_function{function_name = 'cp_time_v3', callback = server_time, flags = {'no-writes'}}
+redis.register_function{function_name = 'cp_dead_list_v3', callback = dead_list, flags = {'no-writes'}}
+redis.register_function('cp_dead_redrive_v3', dead_redrive)
+redis.register_function{function_name = 'cp_dead_delete_v3', callback = dead_delete, flags = {'allow-oom'}}

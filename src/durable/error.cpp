@@ -52,6 +52,9 @@ class category : public boost::system::error_category {
         return "the durable scheduler was shut down";
       case error::out_of_memory:
         return "Redis is out of memory (maxmemory) and refused the write";
+      case error::data_lost:
+        return "Redis lost the namespace's data (its epoch changed or vanished: restart without persistence, "
+               "FLUSHALL, or failover to a replica that lost writes)";
     }
     return "unknown chronopool.durable error";
   }

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Argument vectors for, and replies of, the chronopool_v2 Redis functions.
+// Argument vectors for, and replies of, the chronopool_v3 Redis functions.
 #include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/error.hpp>
 
@@ -112,7 +112,8 @@ boost::system::error_code parse_library_is_current(const redis_value& v, bool& c
 std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
   std::vector<std::string> args{r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
                                 num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
-                                num(static_cast<std::int64_t>(r.options.catch_up_max)), r.options.replace ? "1" : "0"};
+                                num(static_cast<std::int64_t>(r.options.catch_up_max)),
+                                r.options.update ? "2" : r.options.replace ? "1" : "0"};
   // The default policy is the library's too: not sent, not stored, so a
   // schedule with it costs no more than before there were policies.
   const failure_policy d{};
@@ -124,54 +125,68 @@ std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
     args.push_back(fmt::format("{}", f.multiplier));
     args.push_back(num(clamp_ms(f.max_backoff.count())));
   }
-  return fcall(ks, "cp_put_v2", std::move(args));
+  return fcall(ks, "cp_put_v3", std::move(args));
 }
 
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,
                                     std::size_t n) {
-  return fcall(ks, "cp_claim_v2", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_claim_v3", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
 }
 
-std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token) {
-  return fcall(ks, "cp_ack_v2", {std::string(id), num(token)});
+std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
+                                  std::string_view epoch) {
+  std::vector<std::string> args{std::string(id), num(token)};
+  if (!epoch.empty()) args.emplace_back(epoch);
+  return fcall(ks, "cp_ack_v3", std::move(args));
 }
 
 std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                   std::uint32_t jitter, std::string_view error_text) {
-  return fcall(ks, "cp_nack_v2",
-               {std::string(id), num(token), num(static_cast<std::uint64_t>(jitter)),
-                std::string(error_text.substr(0, max_error_bytes))});
+                                   std::uint32_t jitter, std::string_view error_text, std::string_view epoch) {
+  std::vector<std::string> args{std::string(id), num(token), num(static_cast<std::uint64_t>(jitter)),
+                                std::string(error_text.substr(0, max_error_bytes))};
+  if (!epoch.empty()) args.emplace_back(epoch);
+  return fcall(ks, "cp_nack_v3", std::move(args));
 }
 
 std::vector<std::string> extend_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                     std::int64_t lease_ms) {
-  return fcall(ks, "cp_extend_v2", {std::string(id), num(token), num(lease_ms)});
+                                     std::int64_t lease_ms, std::string_view epoch) {
+  std::vector<std::string> args{std::string(id), num(token), num(lease_ms)};
+  if (!epoch.empty()) args.emplace_back(epoch);
+  return fcall(ks, "cp_extend_v3", std::move(args));
+}
+
+std::vector<std::string> release_call(const key_space& ks, std::string_view id, std::uint64_t token,
+                                      std::string_view epoch) {
+  std::vector<std::string> args{std::string(id), num(token)};
+  if (!epoch.empty()) args.emplace_back(epoch);
+  return fcall(ks, "cp_release_v3", std::move(args));
 }
 
 std::vector<std::string> cancel_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_cancel_v2", {std::string(id)});
+  return fcall(ks, "cp_cancel_v3", {std::string(id)});
 }
 
 std::vector<std::string> get_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_get_v2", {std::string(id)});
+  return fcall(ks, "cp_get_v3", {std::string(id)});
 }
 
 std::vector<std::string> dead_list_call(const key_space& ks, std::size_t n) {
-  return fcall(ks, "cp_dead_list_v2", {num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_dead_list_v3", {num(static_cast<std::uint64_t>(n))});
 }
 
 std::vector<std::string> dead_redrive_call(const key_space& ks, std::string_view fire_id) {
-  return fcall(ks, "cp_dead_redrive_v2", {std::string(fire_id)});
+  return fcall(ks, "cp_dead_redrive_v3", {std::string(fire_id)});
 }
 
 std::vector<std::string> dead_delete_call(const key_space& ks, std::string_view fire_id) {
-  return fcall(ks, "cp_dead_delete_v2", {std::string(fire_id)});
+  return fcall(ks, "cp_dead_delete_v3", {std::string(fire_id)});
 }
 
 boost::system::error_code error_of(const redis_value& v) {
   if (!v.is_error()) return {};
   if (starts_with(v.str, "STALE")) return make_error_code(error::stale_lease);
   if (starts_with(v.str, "EXISTS")) return make_error_code(error::schedule_exists);
+  if (starts_with(v.str, "DATA_LOST")) return make_error_code(error::data_lost);
   // Redis's own wording, which never echoes a password: kept in the message.
   if (starts_with(v.str, "OOM")) return make_error_code(error::out_of_memory, v.str);
   if (starts_with(v.str, "NOAUTH") || starts_with(v.str, "WRONGPASS"))
@@ -181,11 +196,12 @@ boost::system::error_code error_of(const redis_value& v) {
 
 boost::system::error_code parse_claim(const redis_value& v, claim_result& out) {
   if (v.is_error()) return error_of(v);
-  if (!v.is_array() || v.elements.size() < 2) return protocol_error;
-  if (!to_int64(v.elements[0], out.server_now_ms) || !to_int64(v.elements[1], out.next_event_ms))
+  if (!v.is_array() || v.elements.size() < 3) return protocol_error;
+  if (!to_int64(v.elements[0], out.server_now_ms) || !to_int64(v.elements[1], out.next_event_ms) ||
+      !to_text(v.elements[2], out.epoch) || out.epoch.empty())
     return protocol_error;
   out.fires.clear();
-  for (std::size_t i = 2; i < v.elements.size(); ++i) {
+  for (std::size_t i = 3; i < v.elements.size(); ++i) {
     const auto& f = v.elements[i];
     if (!f.is_array() || f.elements.size() != 7) return protocol_error;
     claimed_fire c;
@@ -198,6 +214,7 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out) {
       return protocol_error;
     c.token = static_cast<std::uint64_t>(token);
     c.attempt = static_cast<std::uint32_t>(attempt);
+    c.epoch = out.epoch;
     out.fires.push_back(std::move(c));
   }
   return {};

@@ -83,6 +83,10 @@ scheduler::scheduler(executor_type work, scheduler_options options) {
   if (options.reconnect_min <= std::chrono::milliseconds::zero() || options.reconnect_max < options.reconnect_min)
     throw std::invalid_argument("chronopool::durable::scheduler: need 0 < reconnect_min <= reconnect_max");
   check_failure_policy(options.failure, "scheduler_options.failure");
+  if (options.max_run_time.count() < 0)
+    throw std::invalid_argument(
+        "chronopool::durable::scheduler: scheduler_options.max_run_time must not be negative, got " +
+        std::to_string(options.max_run_time.count()) + " ms");
   if (!work)
     throw std::invalid_argument("chronopool::durable::scheduler: the work executor is empty");
   impl_ = std::make_shared<detail::scheduler_impl>(std::move(work), std::move(options));

@@ -53,6 +53,12 @@ void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
     ++running_count_;
   }
   running_[st->fire.token] = st;
+  if (!claiming_) {
+    // Claimed while stop() began: never started, so given back at once.
+    st->take(running_fire::given_back);
+    spawn(give_back(st));
+    return;
+  }
   if (!h) {
     // Another process of the namespace may know this task: give it back. It
     // counts as a failed attempt, so a name nobody knows ends as a dead
@@ -61,9 +67,16 @@ void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
     spawn(finish_fire(st, false, fmt::format("no handler for task '{}' in {}", st->fire.task, owner_)));
     return;
   }
-  if (h->options.timeout.count() > 0) arm_timeout(st, h->options.timeout);
+  // A handler without a timeout of its own is bounded by max_run_time, so a
+  // hung one does not keep its lease extended for ever.
+  const clock::duration limit = h->options.timeout.count() > 0 ? clock::duration(h->options.timeout)
+                                                                : clock::duration(options_.max_run_time);
+  if (limit.count() > 0) arm_timeout(st, limit);
   try {
     asio::post(work_, [self = shared_from_this(), st, h] {
+      // stop() gave it back, or it timed out waiting for a worker: it must
+      // not start (the scheduler may be gone by now, as far as its owner knows).
+      if (!st->take(running_fire::started)) return;
       fire_context ctx = make_context(st->fire, st->stop.get_token());
       bool ok = true;
       std::string error_text;
@@ -111,6 +124,7 @@ void scheduler_impl::arm_timeout(const std::shared_ptr<running_fire>& st, clock:
 void scheduler_impl::handler_timed_out(const std::shared_ptr<running_fire>& st, clock::duration timeout) {
   // Its ack or nack is on its way already: the handler did return in time.
   if (st->finishing || closing_) return;
+  st->take(running_fire::given_back);  // not started yet: it never will
   st->stop.request_stop();
   ++counters_.timed_out;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
@@ -118,6 +132,26 @@ void scheduler_impl::handler_timed_out(const std::shared_ptr<running_fire>& st, 
   // The handler thread cannot be taken back; it stops counting against
   // max_in_flight and its return, whenever it comes, is ignored.
   spawn(finish_fire(st, false, fmt::format("timed out after {} ms", ms)));
+}
+
+void scheduler_impl::saw_epoch(const std::string& epoch) {
+  if (epoch == epoch_) return;
+  const bool report = !epoch_.empty() && !epoch_lost_;
+  if (report) {
+    ++counters_.data_lost;
+    log_data_lost(options_, epoch_, epoch);
+  }
+  epoch_ = epoch;
+  epoch_lost_ = false;
+}
+
+void scheduler_impl::fire_data_lost(const std::string& fire_epoch) {
+  // Reported already: by a claim that saw the new epoch (ours differs from
+  // the fire's then), or by another fire's rejected ack.
+  if (epoch_lost_ || fire_epoch != epoch_) return;
+  ++counters_.data_lost;
+  log_data_lost(options_, epoch_, {});
+  epoch_lost_ = true;
 }
 
 void scheduler_impl::lease_lost(running_fire& st) {
@@ -140,9 +174,9 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
     // Built before co_await: g++ 12 destroys a ?: temporary twice across a suspension.
     std::vector<std::string> call;
     if (ok)
-      call = ack_call(keys_, st->fire.id, st->fire.token);
+      call = ack_call(keys_, st->fire.id, st->fire.token, st->fire.epoch);
     else
-      call = nack_call(keys_, st->fire.id, st->fire.token, draw, error_text);
+      call = nack_call(keys_, st->fire.id, st->fire.token, draw, error_text, st->fire.epoch);
     auto [ec, v] = co_await exec(std::move(call));
     if (!ec) {
       if (ok) {
@@ -164,6 +198,10 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
       if (ec == error::stale_lease) {
         ++counters_.stale_acks;
         lease_lost(*st);  // superseded before the ack: really lost
+      } else if (ec == error::data_lost) {
+        // Claimed before the data was lost: nothing to acknowledge it against.
+        fire_data_lost(st->fire.epoch);
+        lease_lost(*st);
       }
       break;  // Redis answered: nothing to retry
     }
@@ -171,6 +209,18 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
     if (clock::now() >= st->local_expiry) break;
     co_await sleep_for(next_backoff(backoff));
   }
+  fire_done(st);
+}
+
+asio::awaitable<void> scheduler_impl::give_back(std::shared_ptr<running_fire> st) {
+  if (st->finishing) co_return;
+  st->finishing = true;  // no more extensions, no timeout
+  auto [ec, v] = co_await exec(release_call(keys_, st->fire.id, st->fire.token, st->fire.epoch));
+  std::int64_t n = 0;
+  if (!ec) ec = parse_integer(v, n);
+  if (!ec && n == 1) ++counters_.given_back;
+  if (ec == error::data_lost) fire_data_lost(st->fire.epoch);
+  // Otherwise its lease runs out and the fire runs elsewhere then.
   fire_done(st);
 }
 

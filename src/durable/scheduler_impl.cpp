@@ -155,7 +155,13 @@ void scheduler_impl::stop() {
     asio::post(ctl_, [this, &asked] {
       claiming_ = false;
       wake_claims();
-      for (auto& [token, st] : running_) st->stop.request_stop();
+      for (auto& [token, st] : running_) {
+        // Not started yet: given back now, for another process to run at
+        // once, and never started here. A claim still in flight gives its
+        // fires back as they come (dispatch).
+        if (st->take(running_fire::given_back)) spawn(give_back(st));
+        st->stop.request_stop();
+      }
       asked.set_value();
     });
     asked.get_future().wait();
@@ -175,6 +181,10 @@ void scheduler_impl::close_links() {
   link_timer_.cancel();
   claim_timer_.cancel();
   for (auto* t : sleepers_) t->cancel();
+  // A handler still running (hung past stop_timeout) keeps its fire here:
+  // its timeout's wait must end too, or the control thread never finishes.
+  for (auto& [token, st] : running_)
+    if (st->timeout) st->timeout->cancel();
   cmd_.close();
   sub_.close();
 }
@@ -191,6 +201,8 @@ scheduler_stats scheduler_impl::stats() const {
   s.reconnects = counters_.reconnects.load();
   s.dead_lettered = counters_.dead_lettered.load();
   s.timed_out = counters_.timed_out.load();
+  s.data_lost = counters_.data_lost.load();
+  s.given_back = counters_.given_back.load();
   return s;
 }
 
@@ -417,16 +429,29 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
     const std::size_t n = std::min(options_.claim_batch, options_.max_in_flight - running_.size());
     wake_pending_ = false;
     const auto sent = clock::now();
+    {
+      // stop() waits for this claim too, so what it brings is given back.
+      std::lock_guard lk(mutex_);
+      ++running_count_;
+    }
     auto [ec, v] = co_await exec(claim_call(keys_, owner_, lease_ms, n));
     claim_result r;
     if (!ec) ec = parse_claim(v, r);
+    if (!ec && !closing_) {
+      saw_epoch(r.epoch);
+      for (auto& f : r.fires) dispatch(std::move(f), sent);  // given back if stop() began
+    }
+    {
+      std::lock_guard lk(mutex_);
+      --running_count_;
+    }
+    fires_cv_.notify_all();
     if (closing_) break;  // anything claimed here runs again when its lease expires
     if (ec) {
       co_await sleep_for(next_backoff(backoff));
       continue;
     }
     backoff = options_.reconnect_min;
-    for (auto& f : r.fires) dispatch(std::move(f), sent);
     if (r.fires.size() == n) continue;  // there may be more due
     clock::duration wait = options_.max_poll;
     if (r.next_event_ms >= 0) {
@@ -456,7 +481,7 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
       // that was not lost but done.
       if (!running_.contains(st->fire.token) || st->finishing) continue;
       const auto sent = clock::now();
-      auto [ec, v] = co_await exec(extend_call(keys_, st->fire.id, st->fire.token, lease_ms));
+      auto [ec, v] = co_await exec(extend_call(keys_, st->fire.id, st->fire.token, lease_ms, st->fire.epoch));
       std::int64_t expiry = 0;
       if (!ec) ec = parse_integer(v, expiry);
       if (!ec) {
@@ -468,7 +493,11 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
       // the lease was gone), or we could not renew it before it ran out
       // while no ack was on its way: the fire may now run elsewhere, so ask
       // ours to stop. A fire whose ack left meanwhile is judged by the ack.
-      if (ec == error::stale_lease || (clock::now() >= st->local_expiry && !st->finishing)) lease_lost(*st);
+      // Data lost: the lease went with the data (fire_data_lost reports it).
+      if (ec == error::data_lost) fire_data_lost(st->fire.epoch);
+      if (ec == error::stale_lease || ec == error::data_lost ||
+          (clock::now() >= st->local_expiry && !st->finishing))
+        lease_lost(*st);
     }
   }
 }

@@ -96,15 +96,26 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
     clock::time_point local_expiry;  // conservative: measured from the request's send time
     bool lost = false;               // ctl: its lease was lost (counted once, handler told to stop)
     bool finishing = false;          // ctl: its ack or nack has been sent
+    // Whether the handler may still start: queued until the work executor
+    // runs it (started), unless stop() or a timeout took it first (given_back).
+    // The one compare-exchange from queued decides, on whichever thread.
+    enum : int { queued, started, given_back };
+    std::atomic<int> state{queued};
+    bool take(int to) {
+      int from = queued;
+      return state.compare_exchange_strong(from, to);
+    }
     // ctl: runs out at the handler's timeout (null without one); cancelled
     // when the fire is done. Its wait holds `st`, so it must end: it does,
-    // by firing, by fire_done's cancel, or when ctl_ is destroyed.
+    // by firing, by fire_done's cancel, or by close_links' (a handler
+    // still running when the scheduler closes).
     std::unique_ptr<boost::asio::steady_timer> timeout;
   };
 
   struct counters {
     std::atomic<std::uint64_t> claimed{0}, acked{0}, stale_acks{0}, released{0}, extended{0},
-        leases_lost{0}, no_handler{0}, reconnects{0}, dead_lettered{0}, timed_out{0};
+        leases_lost{0}, no_handler{0}, reconnects{0}, dead_lettered{0}, timed_out{0}, data_lost{0},
+        given_back{0};
   };
 
   // Loops (ctl).
@@ -127,6 +138,9 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // retried or dead-lettered. Only the first call for a fire does anything:
   // a timed-out handler's late return finds its fire finished.
   boost::asio::awaitable<void> finish_fire(std::shared_ptr<running_fire> st, bool ok, std::string error_text);
+  // Gives back a fire whose handler never started (the scheduler stops): it
+  // may run elsewhere at once, and the attempt does not count.
+  boost::asio::awaitable<void> give_back(std::shared_ptr<running_fire> st);
 
   // One request on the command connection; waits up to request_timeout for
   // the connection to come up first.
@@ -140,10 +154,16 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
 
   // scheduler_fires.cpp: runs a claimed fire's handler on the work executor.
   void dispatch(claimed_fire f, clock::time_point sent);
-  // Arms the fire's timeout, when its handler has one.
+  // Arms the fire's timeout: its handler's, or else scheduler_options::max_run_time.
   void arm_timeout(const std::shared_ptr<running_fire>& st, clock::duration timeout);
   // The handler ran past its timeout: asked to stop, its fire given back.
   void handler_timed_out(const std::shared_ptr<running_fire>& st, clock::duration timeout);
+  // A claim found the namespace's epoch `epoch`: a change from the one seen
+  // before is a data loss, reported (counted, logged) and adopted.
+  void saw_epoch(const std::string& epoch);
+  // Redis answered data_lost to the ack, nack or extension of a fire claimed
+  // in `fire_epoch`: reported unless a claim reported this loss already.
+  void fire_data_lost(const std::string& fire_epoch);
   // Marks the fire's lease lost: counts it once and asks its handler to stop.
   void lease_lost(running_fire& st);
   void fire_done(std::shared_ptr<running_fire> st);
@@ -180,6 +200,11 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // once instead of waiting for a link that will not come by waiting.
   boost::system::error_code link_error_;
   std::minstd_rand jitter_;
+  // The namespace's epoch as this process last saw it (empty: none yet), and
+  // whether a fire's rejected ack reported its loss before any claim saw the
+  // new one (which is then adopted without a second report).
+  std::string epoch_;
+  bool epoch_lost_ = false;
 
   // Shared between threads.
   std::atomic<bool> closing_{false};   // links are being closed: no new Redis work
@@ -189,7 +214,7 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   std::condition_variable fires_cv_;
   std::unordered_map<std::string, handler_ptr> handlers_;
   boost::system::error_code connection_error_;  // the latest failed attempt to open a link
-  std::size_t running_count_ = 0;      // mirrors running_.size() for stop()
+  std::size_t running_count_ = 0;      // running_.size() plus a claim in flight, for stop()
   bool stop_claims_ = false;
   counters counters_;
 };

@@ -90,4 +90,18 @@ void log_handler_timed_out(const scheduler_options& o, const claimed_fire& f, st
   }
 }
 
+void log_data_lost(const scheduler_options& o, std::string_view old_epoch, std::string_view new_epoch) noexcept {
+  try {
+    const std::string message = fmt::format(
+        "{}: epoch {} is gone{}{}; fires claimed in it are not acknowledged, schedules created before it "
+        "must be created again; fencing tokens keep growing",
+        make_error_code(error::data_lost).message(), old_epoch, new_epoch.empty() ? "" : ", now ", new_epoch);
+    const chronopool::log_field fields[] = {
+        {"namespace", o.name_space}, {"old_epoch", old_epoch}, {"new_epoch", new_epoch}};
+    chronopool::detail::emit_log(o.log_handler,
+                                 {log_severity::error, "durable", "data_lost", message, nullptr, fields});
+  } catch (...) {
+  }
+}
+
 }  // namespace chronopool::durable::detail

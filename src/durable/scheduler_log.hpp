@@ -49,4 +49,9 @@ void log_dead_lettered(const scheduler_options& o, const claimed_fire& f, std::s
 /// abandoned (a warning, event "handler_timed_out").
 void log_handler_timed_out(const scheduler_options& o, const claimed_fire& f, std::int64_t timeout_ms) noexcept;
 
+/// The namespace's epoch changed from @p old_epoch to @p new_epoch (empty:
+/// not known yet, a fire's ack was refused): its data was lost (an error,
+/// event "data_lost", message with error::data_lost's).
+void log_data_lost(const scheduler_options& o, std::string_view old_epoch, std::string_view new_epoch) noexcept;
+
 }  // namespace chronopool::durable::detail

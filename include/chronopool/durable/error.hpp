@@ -31,6 +31,7 @@ enum class error {
   no_handler,          ///< no handler is registered for the schedule's task name
   shut_down,           ///< the scheduler was stopped before the operation completed
   out_of_memory,       ///< Redis is at maxmemory and refused a write that needs memory (keeps Redis's text)
+  data_lost,           ///< the namespace's data was lost (its epoch changed or vanished): the fire's state is gone
 };
 
 /// The category of error codes made from durable::error, named

@@ -104,6 +104,13 @@ struct scheduler_stats {
   std::uint64_t leases_lost = 0;      ///< fires whose lease really was lost (superseded, cancelled or not renewed in time)
   std::uint64_t no_handler = 0;       ///< fires claimed for a task nobody registered here
   std::uint64_t reconnects = 0;       ///< command connections re-established after a loss
+  /// times this process found the namespace's data lost (its epoch changed
+  /// or vanished: Redis restarted empty, FLUSHALL, failover to a replica
+  /// that lost writes); each is also logged as "data_lost" (error::data_lost)
+  std::uint64_t data_lost = 0;
+  /// fires claimed here whose handler had not started when stop() began:
+  /// given back at once for another process (the attempt does not count)
+  std::uint64_t given_back = 0;
 };
 
 /// Durable schedules on Redis, as one process sees them: creates and cancels

@@ -67,8 +67,18 @@ struct schedule_options {
   /// With misfire_policy::catch_up: how many missed occurrences to fire; at least 1.
   std::uint32_t catch_up_max = 1;
   /// Replace an existing schedule with the same id instead of failing with
-  /// error::schedule_exists.
+  /// error::schedule_exists. One created with the same start time point and
+  /// exactly these parameters (task, payload, kind, period, misfire
+  /// settings, failure policy) is kept as it is, with its position and
+  /// counts, so re-creating schedules at each deploy does not run again
+  /// what already ran. A start given as a delay from now always replaces.
   bool replace = false;
+  /// Update in place: an existing schedule with the same id takes these
+  /// task, payload, kind, period, misfire settings and failure policy, and
+  /// keeps its pending occurrence, its lease and its counts (what ran stays
+  /// ran; the new start is not applied, a new period from the next
+  /// occurrence on). Without one, the schedule is created. Wins over replace.
+  bool update = false;
   /// Retries and dead letters of this schedule's fires; empty: the
   /// scheduler's scheduler_options::failure. Fixed when the schedule is created.
   std::optional<failure_policy> failure;
@@ -103,7 +113,16 @@ struct scheduler_options {
   std::chrono::milliseconds reconnect_min{50};
   /// The longest wait between reconnection attempts; at least reconnect_min.
   std::chrono::milliseconds reconnect_max{2000};
-  /// stop() waits this long for running handlers to return and be acknowledged.
+  /// A handler without a handler_options::timeout of its own that runs
+  /// longer than this is treated as one that ran past its timeout: asked to
+  /// stop, its lease no longer extended but given back as a failed attempt
+  /// (retried or dead-lettered per the failure_policy), its late return
+  /// ignored. So a hung handler does not hold its fire for ever. Zero: no
+  /// bound (the lease is extended for as long as the handler runs); not negative.
+  std::chrono::milliseconds max_run_time{std::chrono::hours(1)};
+  /// stop() gives back at once the fires it claimed whose handlers have not
+  /// started (they never start here), then waits this long for running
+  /// handlers to return and be acknowledged.
   std::chrono::milliseconds stop_timeout{5000};
   /// Called (on the worker that ran it) when a handler throws; the fire is
   /// given back, to be retried or dead-lettered per its failure_policy. Empty: the error is logged

@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(keys_share_one_hash_tag_per_namespace) {
   BOOST_TEST(ks.due_key() == "cp:{orders}:due");
   BOOST_TEST(ks.wake_channel() == "cp:{orders}:wake");
   auto call = cd::detail::claim_call(ks, "me", 30000, 8);
-  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_claim_v2", "1", "cp:{orders}:due", "me", "30000", "8"}));
+  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_claim_v3", "1", "cp:{orders}:due", "me", "30000", "8"}));
 }
 
 BOOST_AUTO_TEST_CASE(put_sends_kind_mode_and_clamped_times) {
@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(put_sends_kind_mode_and_clamped_times) {
   r.options.catch_up_max = 4;
   r.options.replace = true;
   auto call = cd::detail::put_call(ks, r);
-  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_put_v2", "1", "cp:{n}:due", "a", "t", "", "delay",
+  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_put_v3", "1", "cp:{n}:due", "a", "t", "", "delay",
                                                "in", std::to_string(cd::detail::max_time_ms), "250",
                                                "catch_up", "4", "1"}));
 }
@@ -93,10 +93,12 @@ BOOST_AUTO_TEST_CASE(put_sends_a_failure_policy_only_when_it_is_not_the_default)
 
 BOOST_AUTO_TEST_CASE(a_claim_reply_is_parsed_into_fires) {
   cd::detail::claim_result r;
-  BOOST_TEST(!cd::detail::parse_claim(array({integer(500), integer(900), fire(7), fire(8)}), r));
+  BOOST_TEST(!cd::detail::parse_claim(array({integer(500), integer(900), text("42/w"), fire(7), fire(8)}), r));
   BOOST_TEST(r.server_now_ms == 500);
   BOOST_TEST(r.next_event_ms == 900);
+  BOOST_TEST(r.epoch == "42/w");
   BOOST_TEST_REQUIRE(r.fires.size() == 2u);
+  BOOST_TEST(r.fires[1].epoch == "42/w");
   BOOST_TEST(r.fires[0].token == 7u);
   BOOST_TEST(r.fires[1].token == 8u);
   BOOST_TEST(r.fires[0].lease_expiry_ms == 31000);
@@ -107,8 +109,12 @@ BOOST_AUTO_TEST_CASE(malformed_replies_are_protocol_errors) {
   cd::detail::claim_result r;
   BOOST_TEST(cd::detail::parse_claim(integer(1), r) == cd::error::protocol_error);
   BOOST_TEST(cd::detail::parse_claim(array({integer(1)}), r) == cd::error::protocol_error);
-  BOOST_TEST(cd::detail::parse_claim(array({integer(1), integer(2), integer(3)}), r) == cd::error::protocol_error);
-  BOOST_TEST(cd::detail::parse_claim(array({integer(1), integer(2), fire(0)}), r) == cd::error::protocol_error);
+  BOOST_TEST(cd::detail::parse_claim(array({integer(1), integer(2)}), r) == cd::error::protocol_error);
+  BOOST_TEST(cd::detail::parse_claim(array({integer(1), integer(2), text("")}), r) == cd::error::protocol_error);
+  BOOST_TEST(cd::detail::parse_claim(array({integer(1), integer(2), text("e"), integer(3)}), r) ==
+             cd::error::protocol_error);
+  BOOST_TEST(cd::detail::parse_claim(array({integer(1), integer(2), text("e"), fire(0)}), r) ==
+             cd::error::protocol_error);
   bool acked = false;
   std::int64_t next = 0;
   BOOST_TEST(cd::detail::parse_ack(text("OK"), acked, next) == cd::error::protocol_error);
@@ -121,6 +127,8 @@ BOOST_AUTO_TEST_CASE(malformed_replies_are_protocol_errors) {
 BOOST_AUTO_TEST_CASE(error_replies_map_to_durable_errors) {
   BOOST_TEST(cd::detail::error_of(error_reply("STALE the lease of x")) == cd::error::stale_lease);
   BOOST_TEST(cd::detail::error_of(error_reply("EXISTS schedule x exists")) == cd::error::schedule_exists);
+  BOOST_TEST(cd::detail::error_of(error_reply("DATA_LOST the namespace lost its data since epoch 1/w")) ==
+             cd::error::data_lost);
   BOOST_TEST(cd::detail::error_of(error_reply("ERR Function not found")) == cd::error::server_error);
   BOOST_TEST(!cd::detail::error_of(text("STALE")));
   bool acked = false;
@@ -133,7 +141,7 @@ BOOST_AUTO_TEST_CASE(the_function_library_is_loaded_by_name_and_version) {
   BOOST_TEST_REQUIRE(call.size() == 4u);
   BOOST_TEST(call[0] == "FUNCTION");
   BOOST_TEST(call[2] == "REPLACE");
-  BOOST_TEST(call[3].rfind("#!lua name=chronopool_v2\n", 0) == 0u);
+  BOOST_TEST(call[3].rfind("#!lua name=chronopool_v3\n", 0) == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

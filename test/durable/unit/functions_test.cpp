@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The chronopool_v2 Redis function library, called directly on a real Redis:
+// The chronopool_v3 Redis function library, called directly on a real Redis:
 // claim / ack / nack / extend / cancel semantics, fencing tokens, misfire
 // policies and the wake channel.
 #include <boost/test/unit_test.hpp>
@@ -47,7 +47,7 @@ struct library_fixture {
   }
 
   std::int64_t server_now() {
-    auto v = redis.exec({"FCALL", "cp_time_v2", "1", ks.due_key()});
+    auto v = redis.exec({"FCALL", "cp_time_v3", "1", ks.due_key()});
     BOOST_TEST_REQUIRE(v.is_integer());
     return v.integer;
   }
@@ -487,6 +487,47 @@ BOOST_AUTO_TEST_CASE(far_future_times_are_clamped_not_wrapped) {
   auto c = claim();
   BOOST_TEST(c.fires.empty());
   BOOST_TEST(c.next_event_ms == due);
+}
+
+BOOST_AUTO_TEST_CASE(release_gives_the_fire_back_at_once_without_counting_the_attempt) {
+  const auto due = put_ok(once_in("g", 0));
+  auto c = claim();
+  BOOST_TEST_REQUIRE(c.fires.size() == 1u);
+  std::int64_t n = 0;
+  BOOST_TEST(!cd::detail::parse_integer(
+      redis.exec(cd::detail::release_call(ks, "g", c.fires[0].token, c.epoch)), n));
+  BOOST_TEST(n == 1);
+  auto again = claim();  // at once: no backoff
+  BOOST_TEST_REQUIRE(again.fires.size() == 1u);
+  BOOST_TEST(again.fires[0].due_ms == due);
+  BOOST_TEST(again.fires[0].attempt == 1u);
+  BOOST_TEST(again.fires[0].token > c.fires[0].token);
+  // The given-back token holds nothing any more.
+  BOOST_TEST(!cd::detail::parse_integer(redis.exec(cd::detail::release_call(ks, "g", c.fires[0].token)), n));
+  BOOST_TEST(n == 0);
+  BOOST_TEST(ack("g", c.fires[0].token) == cd::error::stale_lease);
+}
+
+BOOST_AUTO_TEST_CASE(a_claim_returns_the_epoch_and_calls_from_another_epoch_are_refused) {
+  put_ok(once_in("e", 0));
+  auto c = claim();
+  BOOST_TEST_REQUIRE(c.fires.size() == 1u);
+  BOOST_TEST(!c.epoch.empty());
+  BOOST_TEST(claim().epoch == c.epoch);  // stable while the data lives
+  const auto token = c.fires[0].token;
+  BOOST_TEST(token > static_cast<std::uint64_t>(server_now()) * 1000u - 1000000u);  // time-based
+  const std::string other = "1/someone-else";
+  std::int64_t n = 0;
+  BOOST_TEST(cd::detail::parse_integer(redis.exec(cd::detail::extend_call(ks, "e", token, 1000, other)), n) ==
+             cd::error::data_lost);
+  bool dead = false;
+  BOOST_TEST(cd::detail::parse_nack(redis.exec(cd::detail::nack_call(ks, "e", token, 0, "x", other)), dead, n) ==
+             cd::error::data_lost);
+  bool acked = false;
+  BOOST_TEST(cd::detail::parse_ack(redis.exec(cd::detail::ack_call(ks, "e", token, other)), acked, n) ==
+             cd::error::data_lost);
+  BOOST_TEST(!cd::detail::parse_ack(redis.exec(cd::detail::ack_call(ks, "e", token, c.epoch)), acked, n));
+  BOOST_TEST(acked);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -68,16 +68,18 @@ struct claimed_fire {
   std::uint64_t token = 0;
   std::uint32_t attempt = 0;
   std::int64_t lease_expiry_ms = 0;
+  std::string epoch;  ///< the namespace's epoch it was claimed in
 };
 
 struct claim_result {
   std::int64_t server_now_ms = 0;
   std::int64_t next_event_ms = -1;  ///< -1: nothing scheduled
+  std::string epoch;                ///< the namespace's epoch (never empty)
   std::vector<claimed_fire> fires;
 };
 
 /// The name the library registers ("#!lua name=...").
-inline constexpr const char library_name[] = "chronopool_v2";
+inline constexpr const char library_name[] = "chronopool_v3";
 
 /// The longest error text a nack carries to Redis (longer texts are cut).
 inline constexpr std::size_t max_error_bytes = 1024;
@@ -92,13 +94,19 @@ boost::system::error_code parse_library_is_current(const redis_value& v, bool& c
 std::vector<std::string> put_call(const key_space& ks, const put_request& r);
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner,
                                     std::int64_t lease_ms, std::size_t n);
-std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token);
+/// `epoch`: the one the fire was claimed in; the ack (nack, extension)
+/// fails with data_lost when the namespace's is another. Empty: not checked.
+std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
+                                  std::string_view epoch = {});
 /// `jitter` in [0, 1000000]: where in [b/2, b] the backoff b lands;
 /// `error_text` is cut to max_error_bytes.
 std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                   std::uint32_t jitter, std::string_view error_text);
+                                   std::uint32_t jitter, std::string_view error_text, std::string_view epoch = {});
 std::vector<std::string> extend_call(const key_space& ks, std::string_view id,
-                                     std::uint64_t token, std::int64_t lease_ms);
+                                     std::uint64_t token, std::int64_t lease_ms, std::string_view epoch = {});
+/// Gives back a claimed fire that never started, without counting an attempt.
+std::vector<std::string> release_call(const key_space& ks, std::string_view id, std::uint64_t token,
+                                      std::string_view epoch = {});
 std::vector<std::string> cancel_call(const key_space& ks, std::string_view id);
 std::vector<std::string> get_call(const key_space& ks, std::string_view id);
 std::vector<std::string> dead_list_call(const key_space& ks, std::size_t n);
@@ -106,7 +114,7 @@ std::vector<std::string> dead_redrive_call(const key_space& ks, std::string_view
 std::vector<std::string> dead_delete_call(const key_space& ks, std::string_view fire_id);
 
 /// Maps an error reply of the library to an error_code: "STALE ..." to
-/// stale_lease, "EXISTS ..." to schedule_exists, "OOM ..." to out_of_memory
+/// stale_lease, "EXISTS ..." to schedule_exists, "DATA_LOST ..." to data_lost, "OOM ..." to out_of_memory
 /// and "NOAUTH ..." / "WRONGPASS ..." to auth_failed (both with Redis's
 /// text), anything else to server_error. A non-error value maps to success.
 boost::system::error_code error_of(const redis_value& v);
@@ -118,10 +126,10 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out);
 boost::system::error_code parse_put(const redis_value& v, std::int64_t& due_ms);
 /// cp_ack_v1: `acked` is false for a repeated ack or a schedule that is gone.
 boost::system::error_code parse_ack(const redis_value& v, bool& acked, std::int64_t& next_due_ms);
-/// cp_nack_v2: `dead` when the fire was dead-lettered; `at` is then the
+/// cp_nack_v3: `dead` when the fire was dead-lettered; `at` is then the
 /// schedule's next due (-1: it ended), else when the fire may run again.
 boost::system::error_code parse_nack(const redis_value& v, bool& dead, std::int64_t& at);
-/// cp_dead_list_v2.
+/// cp_dead_list_v3.
 boost::system::error_code parse_dead_list(const redis_value& v, std::vector<dead_letter>& out);
 /// A single text reply (re-drive: the schedule id created, empty for none).
 boost::system::error_code parse_text(const redis_value& v, std::string& out);
