@@ -52,16 +52,22 @@ class category : public boost::system::error_category {
         return "the durable scheduler was shut down";
       case error::out_of_memory:
         return "Redis is out of memory (maxmemory) and refused the write";
+      case error::tls_failed:
+        return "the TLS connection to Redis failed";
     }
     return "unknown chronopool.durable error";
   }
 };
 
-// The same codes, with the text of Redis's error reply after the message.
+// The same codes, with the text of Redis's error reply (OpenSSL's for
+// tls_failed) after the message.
 class text_category final : public category {
  public:
   explicit text_category(std::string text) : text_(std::move(text)) {}
-  std::string message(int ev) const override { return category::message(ev) + " (Redis: " + text_ + ")"; }
+  std::string message(int ev) const override {
+    const char* source = static_cast<error>(ev) == error::tls_failed ? "OpenSSL" : "Redis";
+    return category::message(ev) + " (" + source + ": " + text_ + ")";
+  }
 
  private:
   std::string text_;

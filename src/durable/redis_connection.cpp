@@ -3,6 +3,8 @@
 #include <chronopool/durable/detail/redis_connection.hpp>
 #include <chronopool/durable/error.hpp>
 
+#include "redis_tls.hpp"
+
 #include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -25,6 +27,7 @@
 #include <deque>
 #include <limits>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -130,6 +133,7 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
     }
     tcp::resolver resolver;
     tcp::socket socket;
+    std::optional<tls_stream> tls;  // over socket, when TLS is on; made after the TCP connect
     asio::steady_timer connect_timer;
     asio::steady_timer request_timer;
     reader_ptr reader;
@@ -151,7 +155,18 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
 
   enum class state { closed, connecting, open };
 
-  impl(executor_type ex, redis_options opts) : ex_(std::move(ex)), options_(std::move(opts)) {}
+  impl(executor_type ex, redis_options opts)
+      : ex_(std::move(ex)), options_(std::move(opts)), tls_context_(make_tls_context(options_)) {}
+
+  // Calls f with the stream the connection's bytes go through: the TLS
+  // stream when TLS is on, else the socket.
+  template <class F>
+  static void with_stream(link& c, F&& f) {
+    if (c.tls)
+      f(*c.tls);
+    else
+      f(c.socket);
+  }
 
   // ---- connect -----------------------------------------------------------
 
@@ -199,6 +214,28 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
     // coalesce pipelined commands into one write ourselves.
     error_code ignored;
     c->socket.set_option(tcp::no_delay(true), ignored);
+    if (!tls_context_) {
+      on_transport_ready(c);
+      return;
+    }
+    // The connect timer covers the handshake too.
+    c->tls.emplace(c->socket, *tls_context_);
+    if (auto ec = prepare_tls_stream(*c->tls, options_)) {
+      teardown(tls_failure(ec, *c->tls));
+      return;
+    }
+    c->tls->async_handshake(asio::ssl::stream_base::client, [self = shared_from_this(), c](error_code ec) {
+      if (self->conn_ != c) return;
+      if (ec) {
+        self->teardown(is_tls_error(ec) ? tls_failure(ec, *c->tls) : ec);
+        return;
+      }
+      self->on_transport_ready(c);
+    });
+  }
+
+  // TCP is connected (and TLS established): AUTH, when configured.
+  void on_transport_ready(const std::shared_ptr<link>& c) {
     start_read(c);
     if (options_.password.empty()) {
       connected();
@@ -284,31 +321,41 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
     c->in_flight.swap(c->pending);
     c->pending.clear();
     c->writing = true;
-    asio::async_write(c->socket, asio::buffer(c->in_flight),
-                      [self = shared_from_this(), c](error_code ec, std::size_t) {
-                        c->writing = false;
-                        if (self->conn_ != c) return;
-                        if (ec) {
-                          self->teardown(error::connection_lost);
-                          return;
-                        }
-                        c->in_flight.clear();
-                        self->start_write(c);
-                      });
+    with_stream(*c, [&](auto& stream) {
+      asio::async_write(stream, asio::buffer(c->in_flight), [self = shared_from_this(), c](error_code ec, std::size_t) {
+        c->writing = false;
+        if (self->conn_ != c) return;
+        if (ec) {
+          self->teardown(self->transport_failure(*c, ec));
+          return;
+        }
+        c->in_flight.clear();
+        self->start_write(c);
+      });
+    });
+  }
+
+  // A read or write failed: the connection was lost, or (TLS) OpenSSL
+  // ended it, e.g. the server wants a client certificate (TLS 1.3 says so
+  // only after the handshake) — then its text says why.
+  error_code transport_failure(link& c, const error_code& ec) {
+    if (c.tls && is_tls_error(ec)) return tls_failure(ec, *c.tls);
+    return error::connection_lost;
   }
 
   // ---- reading -----------------------------------------------------------
 
   void start_read(const std::shared_ptr<link>& c) {
-    c->socket.async_read_some(asio::buffer(c->read_buffer),
-                              [self = shared_from_this(), c](error_code ec, std::size_t n) {
-                                if (self->conn_ != c) return;
-                                if (ec) {  // EOF included
-                                  self->teardown(error::connection_lost);
-                                  return;
-                                }
-                                self->on_data(c, n);
-                              });
+    with_stream(*c, [&](auto& stream) {
+      stream.async_read_some(asio::buffer(c->read_buffer), [self = shared_from_this(), c](error_code ec, std::size_t n) {
+        if (self->conn_ != c) return;
+        if (ec) {  // EOF included
+          self->teardown(self->transport_failure(*c, ec));
+          return;
+        }
+        self->on_data(c, n);
+      });
+    });
   }
 
   void on_data(const std::shared_ptr<link>& c, std::size_t n) {
@@ -414,6 +461,7 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
 
   executor_type ex_;
   redis_options options_;
+  std::shared_ptr<asio::ssl::context> tls_context_;  // null: plain TCP
   state state_ = state::closed;
   std::shared_ptr<link> conn_;
   std::deque<request> requests_;

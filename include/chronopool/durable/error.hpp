@@ -31,6 +31,7 @@ enum class error {
   no_handler,          ///< no handler is registered for the schedule's task name
   shut_down,           ///< the scheduler was stopped before the operation completed
   out_of_memory,       ///< Redis is at maxmemory and refused a write that needs memory (keeps Redis's text)
+  tls_failed,          ///< the TLS handshake or session failed (keeps OpenSSL's text, e.g. why verification failed)
 };
 
 /// The category of error codes made from durable::error, named
@@ -44,7 +45,8 @@ inline boost::system::error_code make_error_code(error e) noexcept {
 }
 
 /// @p e as an error_code whose message() ends with @p server_text, the
-/// text of the error reply Redis gave (auth_failed, out_of_memory). It
+/// text of the error reply Redis gave (auth_failed, out_of_memory), or
+/// OpenSSL's text for tls_failed. It
 /// compares equal to make_error_code(e). Only replies Redis words itself
 /// are passed here (they never echo a password); the text is cut to 200
 /// bytes, and each distinct text is kept for the life of the program, at

@@ -10,6 +10,32 @@
 
 namespace chronopool::durable {
 
+/// TLS to Redis (redis-server's `tls-port`), through boost::asio::ssl and
+/// OpenSSL. File names are checked when the scheduler is constructed: one
+/// that cannot be read is refused with std::invalid_argument naming it.
+struct tls_options {
+  /// Off: plain TCP, and the other members are ignored.
+  bool enabled = false;
+  /// PEM file of the certificate authorities that may sign the server's
+  /// certificate. With neither ca_file nor ca_dir, OpenSSL's default paths
+  /// (the system's trust store) are used.
+  std::string ca_file;
+  /// A directory of hashed CA certificates (`openssl rehash`), as well as or
+  /// instead of ca_file.
+  std::string ca_dir;
+  /// Verify the server's certificate chain and name. Turning it off accepts
+  /// any server, i.e. anyone in the path: for tests only.
+  bool verify_peer = true;
+  /// The name the server's certificate must carry (DNS name or IP address),
+  /// also sent as SNI when it is a name. Empty: redis_options::host.
+  std::string server_name;
+  /// PEM client certificate (chain) for servers that require one
+  /// (`tls-auth-clients yes`); empty: none. Needs key_file.
+  std::string cert_file;
+  /// PEM private key of cert_file, unencrypted; empty: none. Needs cert_file.
+  std::string key_file;
+};
+
 /// Connection settings. The password is sent in AUTH and never logged or
 /// put into an error message.
 struct redis_options {
@@ -25,6 +51,8 @@ struct redis_options {
   /// queued; when one is late the connection is closed (a pipelined
   /// connection cannot skip one reply) and every outstanding request fails.
   std::chrono::milliseconds request_timeout{5000};
+  /// TLS; off by default. connect_timeout covers the TLS handshake too.
+  tls_options tls;
 };
 
 }  // namespace chronopool::durable
