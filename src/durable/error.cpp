@@ -54,6 +54,8 @@ class category : public boost::system::error_category {
         return "Redis is out of memory (maxmemory) and refused the write";
       case error::tls_failed:
         return "the TLS connection to Redis failed";
+      case error::no_master:
+        return "no sentinel named a Redis master that answers as one";
     }
     return "unknown chronopool.durable error";
   }

@@ -3,6 +3,7 @@
 #include <chronopool/durable/detail/redis_connection.hpp>
 #include <chronopool/durable/error.hpp>
 
+#include "redis_sentinel.hpp"
 #include "redis_tls.hpp"
 
 #include <boost/asio/any_completion_executor.hpp>
@@ -132,6 +133,7 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
       if (!reader) throw std::bad_alloc();
     }
     tcp::resolver resolver;
+    std::string host;  // connected to (Sentinel: the master named); TLS verifies it
     tcp::socket socket;
     std::optional<tls_stream> tls;  // over socket, when TLS is on; made after the TCP connect
     asio::steady_timer connect_timer;
@@ -156,7 +158,10 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
   enum class state { closed, connecting, open };
 
   impl(executor_type ex, redis_options opts)
-      : ex_(std::move(ex)), options_(std::move(opts)), tls_context_(make_tls_context(options_)) {}
+      : ex_(std::move(ex)), options_(std::move(opts)), tls_context_(make_tls_context(options_)) {
+    check_sentinel_options(options_);
+    if (!options_.sentinel.sentinels.empty()) sentinel_ = std::make_shared<sentinel_locator>(ex_, options_);
+  }
 
   // Calls f with the stream the connection's bytes go through: the TLS
   // stream when TLS is on, else the socket.
@@ -190,8 +195,29 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
       if (ec || self->conn_ != c || self->state_ != state::connecting) return;
       self->teardown(error::connect_timeout);
     });
+    if (!sentinel_) {
+      resolve(c, options_.host, options_.port);
+      return;
+    }
+    // A new master announced: this connection is to the old one.
+    sentinel_->on_switch([weak = weak_from_this()] {
+      if (auto s = weak.lock(); s && s->state_ != state::closed) s->teardown(error::connection_lost);
+    });
+    sentinel_->locate([self, c](error_code ec, std::string host, std::uint16_t port) {
+      if (self->conn_ != c) return;
+      if (ec) {
+        self->teardown(ec);
+        return;
+      }
+      self->resolve(c, std::move(host), port);
+    });
+  }
+
+  void resolve(const std::shared_ptr<link>& c, std::string host, std::uint16_t port) {
+    auto self = shared_from_this();
+    c->host = std::move(host);
     c->resolver.async_resolve(
-        options_.host, std::to_string(options_.port),
+        c->host, std::to_string(port),
         [self, c](error_code ec, const tcp::resolver::results_type& endpoints) {
           if (self->conn_ != c) return;
           if (ec) {
@@ -220,7 +246,7 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
     }
     // The connect timer covers the handshake too.
     c->tls.emplace(c->socket, *tls_context_);
-    if (auto ec = prepare_tls_stream(*c->tls, options_)) {
+    if (auto ec = prepare_tls_stream(*c->tls, options_.tls, c->host)) {
       teardown(tls_failure(ec, *c->tls));
       return;
     }
@@ -238,7 +264,7 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
   void on_transport_ready(const std::shared_ptr<link>& c) {
     start_read(c);
     if (options_.password.empty()) {
-      connected();
+      authenticated();
       return;
     }
     std::vector<std::string> auth{"AUTH"};
@@ -254,11 +280,32 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
         teardown(make_error_code(error::auth_failed, v.str));
         return;
       }
-      connected();
+      authenticated();
     };
     // The connect timer covers AUTH; the request timer ignores it.
     r.deadline = clock_type::time_point::max();
     enqueue(auth, std::move(r));
+  }
+
+  // Sentinel: the server named must say it is the master; a sentinel may
+  // not have noticed a failover yet.
+  void authenticated() {
+    if (!sentinel_) {
+      connected();
+      return;
+    }
+    request r;
+    r.internal = [this](redis_value v) {
+      const bool master = v.is_array() && !v.elements.empty() && v.elements.front().is_text() &&
+                          v.elements.front().text() == "master";
+      if (!master) {
+        teardown(v.is_error() ? make_error_code(error::no_master, v.str) : make_error_code(error::no_master));
+        return;
+      }
+      connected();
+    };
+    r.deadline = clock_type::time_point::max();  // under the connect timer, as AUTH
+    enqueue({"ROLE"}, std::move(r));
   }
 
   void connected() {
@@ -390,6 +437,12 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
       (*h)(std::move(v));
       return;
     }
+    if (sentinel_ && v.is_error() && v.text().starts_with("READONLY")) {
+      // Sentinel: this master was demoted under us. Everything outstanding
+      // fails as a lost connection, and the next connect asks the sentinels.
+      teardown(error::connection_lost);
+      return;
+    }
     if (requests_.empty()) {  // a reply nobody asked for: we are out of step
       teardown(error::protocol_error);
       return;
@@ -462,6 +515,7 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
   executor_type ex_;
   redis_options options_;
   std::shared_ptr<asio::ssl::context> tls_context_;  // null: plain TCP
+  std::shared_ptr<sentinel_locator> sentinel_;       // null: no Sentinel
   state state_ = state::closed;
   std::shared_ptr<link> conn_;
   std::deque<request> requests_;
@@ -477,6 +531,7 @@ redis_connection::~redis_connection() {
   // Operations still queued hold impl_ alive; they find conn_ gone and do
   // nothing. The push handler may refer to the owner being destroyed.
   impl_->push_.reset();
+  if (impl_->sentinel_) impl_->sentinel_->close();
   impl_->teardown(boost::asio::error::operation_aborted);
 }
 
@@ -488,7 +543,12 @@ void redis_connection::set_push_handler(push_handler h) {
   impl_->push_ = h ? std::make_shared<push_handler>(std::move(h)) : nullptr;
 }
 
-void redis_connection::close() { impl_->teardown(boost::asio::error::operation_aborted); }
+void redis_connection::close() {
+  // The sentinel connections too: a subscribed one would otherwise keep the
+  // executor busy after its owner is done.
+  if (impl_->sentinel_) impl_->sentinel_->close();
+  impl_->teardown(boost::asio::error::operation_aborted);
+}
 
 bool redis_connection::is_open() const noexcept { return impl_->state_ == impl::state::open; }
 

@@ -72,14 +72,14 @@ std::shared_ptr<ssl::context> make_tls_context(const redis_options& o) {
   return ctx;
 }
 
-error_code prepare_tls_stream(tls_stream& s, const redis_options& o) {
-  const std::string& name = o.tls.server_name.empty() ? o.host : o.tls.server_name;
+error_code prepare_tls_stream(tls_stream& s, const tls_options& o, const std::string& host) {
+  const std::string& name = o.server_name.empty() ? host : o.server_name;
   SSL* ssl = s.native_handle();
   const bool ip = is_ip_address(name);
   // SNI carries host names only (RFC 6066).
   if (!ip && !name.empty() && ::SSL_set_tlsext_host_name(ssl, name.c_str()) != 1)
     return error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category());
-  if (!o.tls.verify_peer || name.empty()) return {};
+  if (!o.verify_peer || name.empty()) return {};
   // OpenSSL checks the name during the handshake, so a mismatch is reported
   // as such ("hostname mismatch") rather than as a bare verification failure.
   X509_VERIFY_PARAM* param = ::SSL_get0_param(ssl);

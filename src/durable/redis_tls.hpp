@@ -14,6 +14,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <memory>
+#include <string>
 
 namespace chronopool::durable::detail {
 
@@ -28,7 +29,8 @@ std::shared_ptr<boost::asio::ssl::context> make_tls_context(const redis_options&
 
 /// Prepares a new stream before its handshake: SNI and the name (or IP
 /// address) the server's certificate must carry.
-boost::system::error_code prepare_tls_stream(tls_stream& s, const redis_options& o);
+/// `host` is the host connected to, verified unless o.server_name is set.
+boost::system::error_code prepare_tls_stream(tls_stream& s, const tls_options& o, const std::string& host);
 
 /// True for errors that come from OpenSSL (not the socket).
 bool is_tls_error(const boost::system::error_code& ec) noexcept;

@@ -32,6 +32,7 @@ enum class error {
   shut_down,           ///< the scheduler was stopped before the operation completed
   out_of_memory,       ///< Redis is at maxmemory and refused a write that needs memory (keeps Redis's text)
   tls_failed,          ///< the TLS handshake or session failed (keeps OpenSSL's text, e.g. why verification failed)
+  no_master,           ///< Sentinel: no sentinel named a master, or the server named is not a master (yet)
 };
 
 /// The category of error codes made from durable::error, named

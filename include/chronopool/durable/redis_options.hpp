@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace chronopool::durable {
 
@@ -36,6 +37,30 @@ struct tls_options {
   std::string key_file;
 };
 
+/// One Redis Sentinel to ask where the master is.
+struct sentinel_address {
+  std::string host;            ///< the sentinel's host name or address
+  std::uint16_t port = 26379;  ///< the sentinel's TCP port
+};
+
+/// Redis Sentinel: the master is found by asking the sentinels
+/// (`SENTINEL get-master-addr-by-name`), in the order listed, and checked
+/// with `ROLE`. On a failover (`+switch-master` from a sentinel, the
+/// connection lost, or a `READONLY` reply) the connection is closed and the
+/// next connect asks again. Off while `sentinels` is empty; then
+/// redis_options::host and port are used.
+struct sentinel_options {
+  /// The sentinels; non-empty turns Sentinel on (and master_name must be set).
+  std::vector<sentinel_address> sentinels;
+  /// The name the sentinels monitor the master under (`sentinel monitor <name> ...`).
+  std::string master_name;
+  /// The sentinels' own ACL user, if they require one (not the master's).
+  std::string username;
+  /// The sentinels' own password (`requirepass` in sentinel.conf); empty:
+  /// no AUTH. Never logged.
+  std::string password;
+};
+
 /// Connection settings. The password is sent in AUTH and never logged or
 /// put into an error message.
 struct redis_options {
@@ -53,6 +78,8 @@ struct redis_options {
   std::chrono::milliseconds request_timeout{5000};
   /// TLS; off by default. connect_timeout covers the TLS handshake too.
   tls_options tls;
+  /// Sentinel; off by default. TLS settings apply to the sentinels too.
+  sentinel_options sentinel;
 };
 
 }  // namespace chronopool::durable

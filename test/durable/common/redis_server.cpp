@@ -174,16 +174,17 @@ void redis_server::start() {
   // Everything the child needs is prepared here: between fork and exec a
   // multithreaded parent's child may only make async-signal-safe calls
   // (no allocation).
-  std::vector<std::string> args{executable_,
-                                "--port", std::to_string(port_),
-                                "--bind", "127.0.0.1",
-                                "--dir", dir_.string(),
-                                "--appendonly", "yes",
-                                "--appendfsync", "always",
-                                "--maxmemory-policy", "noeviction",
-                                "--save", "",
-                                "--daemonize", "no",
-                                "--logfile", log_file().string()};
+  std::vector<std::string> args{executable_};
+  if (!options_.config_file.empty()) args.push_back(std::filesystem::absolute(options_.config_file).string());
+  args.insert(args.end(), {"--port", std::to_string(port_),
+                            "--bind", "127.0.0.1",
+                            "--dir", dir_.string(),
+                            "--appendonly", "yes",
+                            "--appendfsync", "always",
+                            "--maxmemory-policy", "noeviction",
+                            "--save", "",
+                            "--daemonize", "no",
+                            "--logfile", log_file().string()});
   if (!options_.requirepass.empty()) {
     args.insert(args.end(), {"--requirepass", options_.requirepass});
   }

@@ -24,6 +24,10 @@ struct redis_server_options {
   /// Data directory (AOF, log). Empty: a fresh directory under $TMPDIR
   /// (or /tmp), removed by the destructor.
   std::filesystem::path dir;
+  /// Non-empty: a config file passed first (as redis-server wants it), e.g.
+  /// a sentinel.conf with extra_args {"--sentinel"}; it must be writable
+  /// for a sentinel, which rewrites it.
+  std::filesystem::path config_file;
   /// Non-empty: --requirepass (the default user's password).
   std::string requirepass;
   /// Non-empty: an extra ACL user with all permissions and acl_password.
