@@ -146,7 +146,7 @@ foreach(package IN LISTS expected_packages)
       endif()
     endforeach()
   else()
-    set(required_depends "libchronopool-dev (= ${version})" "libhiredis-dev")
+    set(required_depends "libchronopool-dev (= ${version})" "libhiredis-dev" "libssl-dev")
     set(lib_files "${DURABLE_FILES}")
     set(required
       "usr/include/chronopool/durable/scheduler.hpp"
