@@ -40,6 +40,8 @@ class sentinel_group {
   /// SENTINEL FAILOVER on the first sentinel, retried while it has no
   /// replica it can promote yet (bounded by `limit`). Returns at once.
   void failover(std::chrono::milliseconds limit = std::chrono::seconds(20));
+  /// kill -9 of the first data server (the master as started): a crash.
+  void kill_first_server() { servers_.at(0)->kill9(); }
   /// `redis-cli -p port args...`: its output, trimmed.
   static std::string cli(std::uint16_t port, const std::string& args);
 
