@@ -82,7 +82,7 @@ its headers, the CMake package (find_package(chronopool)) and chronopool.pc.")
 
 set(CPACK_DEBIAN_DURABLE_PACKAGE_NAME ${_chronopool_deb_durable})
 set(CPACK_DEBIAN_DURABLE_PACKAGE_DEPENDS
-  "${_chronopool_deb_dev} (= ${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}), libhiredis-dev")
+  "${_chronopool_deb_dev} (= ${PROJECT_VERSION}-${CPACK_DEBIAN_PACKAGE_RELEASE}), libhiredis-dev, libssl-dev")
 set(CPACK_COMPONENT_DURABLE_DISPLAY_NAME "chronopool::durable")
 set(CPACK_COMPONENT_DURABLE_DESCRIPTION
   "chronopool::durable: schedules that survive a crash and are shared by

@@ -55,16 +55,24 @@ class category : public boost::system::error_category {
       case error::data_lost:
         return "Redis lost the namespace's data (its epoch changed or vanished: restart without persistence, "
                "FLUSHALL, or failover to a replica that lost writes)";
+      case error::tls_failed:
+        return "the TLS connection to Redis failed";
+      case error::no_master:
+        return "no sentinel named a Redis master that answers as one";
     }
     return "unknown chronopool.durable error";
   }
 };
 
-// The same codes, with the text of Redis's error reply after the message.
+// The same codes, with the text of Redis's error reply (OpenSSL's for
+// tls_failed) after the message.
 class text_category final : public category {
  public:
   explicit text_category(std::string text) : text_(std::move(text)) {}
-  std::string message(int ev) const override { return category::message(ev) + " (Redis: " + text_ + ")"; }
+  std::string message(int ev) const override {
+    const char* source = static_cast<error>(ev) == error::tls_failed ? "OpenSSL" : "Redis";
+    return category::message(ev) + " (" + source + ": " + text_ + ")";
+  }
 
  private:
   std::string text_;

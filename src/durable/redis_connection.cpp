@@ -3,6 +3,9 @@
 #include <chronopool/durable/detail/redis_connection.hpp>
 #include <chronopool/durable/error.hpp>
 
+#include "redis_sentinel.hpp"
+#include "redis_tls.hpp"
+
 #include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -25,6 +28,7 @@
 #include <deque>
 #include <limits>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -129,7 +133,9 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
       if (!reader) throw std::bad_alloc();
     }
     tcp::resolver resolver;
+    std::string host;  // connected to (Sentinel: the master named); TLS verifies it
     tcp::socket socket;
+    std::optional<tls_stream> tls;  // over socket, when TLS is on; made after the TCP connect
     asio::steady_timer connect_timer;
     asio::steady_timer request_timer;
     reader_ptr reader;
@@ -151,7 +157,21 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
 
   enum class state { closed, connecting, open };
 
-  impl(executor_type ex, redis_options opts) : ex_(std::move(ex)), options_(std::move(opts)) {}
+  impl(executor_type ex, redis_options opts)
+      : ex_(std::move(ex)), options_(std::move(opts)), tls_context_(make_tls_context(options_)) {
+    check_sentinel_options(options_);
+    if (!options_.sentinel.sentinels.empty()) sentinel_ = std::make_shared<sentinel_locator>(ex_, options_);
+  }
+
+  // Calls f with the stream the connection's bytes go through: the TLS
+  // stream when TLS is on, else the socket.
+  template <class F>
+  static void with_stream(link& c, F&& f) {
+    if (c.tls)
+      f(*c.tls);
+    else
+      f(c.socket);
+  }
 
   // ---- connect -----------------------------------------------------------
 
@@ -175,8 +195,29 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
       if (ec || self->conn_ != c || self->state_ != state::connecting) return;
       self->teardown(error::connect_timeout);
     });
+    if (!sentinel_) {
+      resolve(c, options_.host, options_.port);
+      return;
+    }
+    // A new master announced: this connection is to the old one.
+    sentinel_->on_switch([weak = weak_from_this()] {
+      if (auto s = weak.lock(); s && s->state_ != state::closed) s->teardown(error::connection_lost);
+    });
+    sentinel_->locate([self, c](error_code ec, std::string host, std::uint16_t port) {
+      if (self->conn_ != c) return;
+      if (ec) {
+        self->teardown(ec);
+        return;
+      }
+      self->resolve(c, std::move(host), port);
+    });
+  }
+
+  void resolve(const std::shared_ptr<link>& c, std::string host, std::uint16_t port) {
+    auto self = shared_from_this();
+    c->host = std::move(host);
     c->resolver.async_resolve(
-        options_.host, std::to_string(options_.port),
+        c->host, std::to_string(port),
         [self, c](error_code ec, const tcp::resolver::results_type& endpoints) {
           if (self->conn_ != c) return;
           if (ec) {
@@ -199,9 +240,31 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
     // coalesce pipelined commands into one write ourselves.
     error_code ignored;
     c->socket.set_option(tcp::no_delay(true), ignored);
+    if (!tls_context_) {
+      on_transport_ready(c);
+      return;
+    }
+    // The connect timer covers the handshake too.
+    c->tls.emplace(c->socket, *tls_context_);
+    if (auto ec = prepare_tls_stream(*c->tls, options_.tls, c->host)) {
+      teardown(tls_failure(ec, *c->tls));
+      return;
+    }
+    c->tls->async_handshake(asio::ssl::stream_base::client, [self = shared_from_this(), c](error_code ec) {
+      if (self->conn_ != c) return;
+      if (ec) {
+        self->teardown(is_tls_error(ec) ? tls_failure(ec, *c->tls) : ec);
+        return;
+      }
+      self->on_transport_ready(c);
+    });
+  }
+
+  // TCP is connected (and TLS established): AUTH, when configured.
+  void on_transport_ready(const std::shared_ptr<link>& c) {
     start_read(c);
     if (options_.password.empty()) {
-      connected();
+      authenticated();
       return;
     }
     std::vector<std::string> auth{"AUTH"};
@@ -217,11 +280,32 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
         teardown(make_error_code(error::auth_failed, v.str));
         return;
       }
-      connected();
+      authenticated();
     };
     // The connect timer covers AUTH; the request timer ignores it.
     r.deadline = clock_type::time_point::max();
     enqueue(auth, std::move(r));
+  }
+
+  // Sentinel: the server named must say it is the master; a sentinel may
+  // not have noticed a failover yet.
+  void authenticated() {
+    if (!sentinel_) {
+      connected();
+      return;
+    }
+    request r;
+    r.internal = [this](redis_value v) {
+      const bool master = v.is_array() && !v.elements.empty() && v.elements.front().is_text() &&
+                          v.elements.front().text() == "master";
+      if (!master) {
+        teardown(v.is_error() ? make_error_code(error::no_master, v.str) : make_error_code(error::no_master));
+        return;
+      }
+      connected();
+    };
+    r.deadline = clock_type::time_point::max();  // under the connect timer, as AUTH
+    enqueue({"ROLE"}, std::move(r));
   }
 
   void connected() {
@@ -284,31 +368,41 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
     c->in_flight.swap(c->pending);
     c->pending.clear();
     c->writing = true;
-    asio::async_write(c->socket, asio::buffer(c->in_flight),
-                      [self = shared_from_this(), c](error_code ec, std::size_t) {
-                        c->writing = false;
-                        if (self->conn_ != c) return;
-                        if (ec) {
-                          self->teardown(error::connection_lost);
-                          return;
-                        }
-                        c->in_flight.clear();
-                        self->start_write(c);
-                      });
+    with_stream(*c, [&](auto& stream) {
+      asio::async_write(stream, asio::buffer(c->in_flight), [self = shared_from_this(), c](error_code ec, std::size_t) {
+        c->writing = false;
+        if (self->conn_ != c) return;
+        if (ec) {
+          self->teardown(self->transport_failure(*c, ec));
+          return;
+        }
+        c->in_flight.clear();
+        self->start_write(c);
+      });
+    });
+  }
+
+  // A read or write failed: the connection was lost, or (TLS) OpenSSL
+  // ended it, e.g. the server wants a client certificate (TLS 1.3 says so
+  // only after the handshake) — then its text says why.
+  error_code transport_failure(link& c, const error_code& ec) {
+    if (c.tls && is_tls_error(ec)) return tls_failure(ec, *c.tls);
+    return error::connection_lost;
   }
 
   // ---- reading -----------------------------------------------------------
 
   void start_read(const std::shared_ptr<link>& c) {
-    c->socket.async_read_some(asio::buffer(c->read_buffer),
-                              [self = shared_from_this(), c](error_code ec, std::size_t n) {
-                                if (self->conn_ != c) return;
-                                if (ec) {  // EOF included
-                                  self->teardown(error::connection_lost);
-                                  return;
-                                }
-                                self->on_data(c, n);
-                              });
+    with_stream(*c, [&](auto& stream) {
+      stream.async_read_some(asio::buffer(c->read_buffer), [self = shared_from_this(), c](error_code ec, std::size_t n) {
+        if (self->conn_ != c) return;
+        if (ec) {  // EOF included
+          self->teardown(self->transport_failure(*c, ec));
+          return;
+        }
+        self->on_data(c, n);
+      });
+    });
   }
 
   void on_data(const std::shared_ptr<link>& c, std::size_t n) {
@@ -341,6 +435,12 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
       // A copy, so that the push handler may replace itself safely.
       auto h = push_;
       (*h)(std::move(v));
+      return;
+    }
+    if (sentinel_ && v.is_error() && v.text().starts_with("READONLY")) {
+      // Sentinel: this master was demoted under us. Everything outstanding
+      // fails as a lost connection, and the next connect asks the sentinels.
+      teardown(error::connection_lost);
       return;
     }
     if (requests_.empty()) {  // a reply nobody asked for: we are out of step
@@ -414,6 +514,8 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
 
   executor_type ex_;
   redis_options options_;
+  std::shared_ptr<asio::ssl::context> tls_context_;  // null: plain TCP
+  std::shared_ptr<sentinel_locator> sentinel_;       // null: no Sentinel
   state state_ = state::closed;
   std::shared_ptr<link> conn_;
   std::deque<request> requests_;
@@ -429,6 +531,7 @@ redis_connection::~redis_connection() {
   // Operations still queued hold impl_ alive; they find conn_ gone and do
   // nothing. The push handler may refer to the owner being destroyed.
   impl_->push_.reset();
+  if (impl_->sentinel_) impl_->sentinel_->close();
   impl_->teardown(boost::asio::error::operation_aborted);
 }
 
@@ -440,7 +543,12 @@ void redis_connection::set_push_handler(push_handler h) {
   impl_->push_ = h ? std::make_shared<push_handler>(std::move(h)) : nullptr;
 }
 
-void redis_connection::close() { impl_->teardown(boost::asio::error::operation_aborted); }
+void redis_connection::close() {
+  // The sentinel connections too: a subscribed one would otherwise keep the
+  // executor busy after its owner is done.
+  if (impl_->sentinel_) impl_->sentinel_->close();
+  impl_->teardown(boost::asio::error::operation_aborted);
+}
 
 bool redis_connection::is_open() const noexcept { return impl_->state_ == impl::state::open; }
 

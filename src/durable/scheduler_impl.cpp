@@ -363,7 +363,7 @@ asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff
   }
   if (closing_) co_return false;
   if (ec) {
-    link_error_ = ec == error::auth_failed || ec == error::out_of_memory ? ec : error_code{};
+    link_error_ = is_refusal(ec) ? ec : error_code{};
     co_await link_failed(cmd_, ec, backoff);
     co_return false;
   }
@@ -378,10 +378,10 @@ asio::awaitable<void> scheduler_impl::link_failed(redis_connection& link, error_
   link.close();
   if (&link == &cmd_) set_link_error(ec);
   (&link == &cmd_ ? cmd_log_ : sub_log_).failed(options_, ec);
-  // Redis refused us (password, ACL, memory): an operator has to act, so
+  // Redis refused us (password, ACL, memory, TLS): an operator has to act, so
   // keep trying, but at the slowest pace rather than from reconnect_min.
   // Every operation meanwhile fails at once with this error.
-  if (ec == error::auth_failed || ec == error::out_of_memory) backoff = options_.reconnect_max;
+  if (is_refusal(ec)) backoff = options_.reconnect_max;
   co_await sleep_for(next_backoff(backoff));
 }
 

@@ -14,16 +14,21 @@
 
 namespace chronopool::durable::detail {
 
+bool is_refusal(const boost::system::error_code& ec) noexcept {
+  return ec == error::auth_failed || ec == error::out_of_memory || ec == error::tls_failed;
+}
+
 void link_log::failed(const scheduler_options& o, const boost::system::error_code& ec) {
   if (ec == last_) return;
   last_ = ec;
-  const bool refused = ec == error::auth_failed || ec == error::out_of_memory;
+  const bool refused = is_refusal(ec);
   const std::string message = fmt::format("{} link: {}", link_, ec.message());
   const chronopool::log_field fields[] = {{"namespace", o.name_space}, {"link", link_}};
   chronopool::detail::emit_log(
       o.log_handler, {refused ? log_severity::error : log_severity::warning, "durable",
                       ec == error::auth_failed     ? "auth_failed"
                       : ec == error::out_of_memory ? "out_of_memory"
+                      : ec == error::tls_failed    ? "tls_failed"
                                                    : "connection_failed",
                       message, nullptr, fields});
 }

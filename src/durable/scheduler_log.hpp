@@ -17,6 +17,12 @@
 
 namespace chronopool::durable::detail {
 
+/// A link failed because it was refused (auth_failed, out_of_memory,
+/// tls_failed): waiting will not help, an operator has to act. Operations
+/// fail with it at once, it is retried at the slowest pace and logged as an
+/// error.
+bool is_refusal(const boost::system::error_code& ec) noexcept;
+
 /// The log state of one link (the command link, the claim link...): what
 /// was last said about it. Used on the control thread only.
 class link_log {
@@ -24,8 +30,8 @@ class link_log {
   explicit link_log(std::string_view link) : link_(link) {}
 
   /// The link could not be opened, or was lost, with @p ec: logged when it
-  /// differs from what was last logged for this link (auth_failed and
-  /// out_of_memory as errors, anything else as a warning).
+  /// differs from what was last logged for this link (refusals as errors,
+  /// anything else as a warning).
   void failed(const scheduler_options& o, const boost::system::error_code& ec);
   /// The link is open: logged (info) when a failure had been logged.
   void opened(const scheduler_options& o);

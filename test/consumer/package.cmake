@@ -160,7 +160,7 @@ foreach(package IN LISTS expected_packages)
       "${cmake_dir}/chronopoolPrometheusTargets.cmake"
       "usr/${doc}")
   else()
-    set(required_depends "libchronopool-dev (= ${version})" "libhiredis-dev")
+    set(required_depends "libchronopool-dev (= ${version})" "libhiredis-dev" "libssl-dev")
     set(lib_files "${DURABLE_FILES}")
     set(required
       "usr/include/chronopool/durable/scheduler.hpp"

@@ -32,6 +32,8 @@ enum class error {
   shut_down,           ///< the scheduler was stopped before the operation completed
   out_of_memory,       ///< Redis is at maxmemory and refused a write that needs memory (keeps Redis's text)
   data_lost,           ///< the namespace's data was lost (its epoch changed or vanished): the fire's state is gone
+  tls_failed,          ///< the TLS handshake or session failed (keeps OpenSSL's text, e.g. why verification failed)
+  no_master,           ///< Sentinel: no sentinel named a master, or the server named is not a master (yet)
 };
 
 /// The category of error codes made from durable::error, named
@@ -45,7 +47,8 @@ inline boost::system::error_code make_error_code(error e) noexcept {
 }
 
 /// @p e as an error_code whose message() ends with @p server_text, the
-/// text of the error reply Redis gave (auth_failed, out_of_memory). It
+/// text of the error reply Redis gave (auth_failed, out_of_memory), or
+/// OpenSSL's text for tls_failed. It
 /// compares equal to make_error_code(e). Only replies Redis words itself
 /// are passed here (they never echo a password); the text is cut to 200
 /// bytes, and each distinct text is kept for the life of the program, at

@@ -7,8 +7,59 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace chronopool::durable {
+
+/// TLS to Redis (redis-server's `tls-port`), through boost::asio::ssl and
+/// OpenSSL. File names are checked when the scheduler is constructed: one
+/// that cannot be read is refused with std::invalid_argument naming it.
+struct tls_options {
+  /// Off: plain TCP, and the other members are ignored.
+  bool enabled = false;
+  /// PEM file of the certificate authorities that may sign the server's
+  /// certificate. With neither ca_file nor ca_dir, OpenSSL's default paths
+  /// (the system's trust store) are used.
+  std::string ca_file;
+  /// A directory of hashed CA certificates (`openssl rehash`), as well as or
+  /// instead of ca_file.
+  std::string ca_dir;
+  /// Verify the server's certificate chain and name. Turning it off accepts
+  /// any server, i.e. anyone in the path: for tests only.
+  bool verify_peer = true;
+  /// The name the server's certificate must carry (DNS name or IP address),
+  /// also sent as SNI when it is a name. Empty: redis_options::host.
+  std::string server_name;
+  /// PEM client certificate (chain) for servers that require one
+  /// (`tls-auth-clients yes`); empty: none. Needs key_file.
+  std::string cert_file;
+  /// PEM private key of cert_file, unencrypted; empty: none. Needs cert_file.
+  std::string key_file;
+};
+
+/// One Redis Sentinel to ask where the master is.
+struct sentinel_address {
+  std::string host;            ///< the sentinel's host name or address
+  std::uint16_t port = 26379;  ///< the sentinel's TCP port
+};
+
+/// Redis Sentinel: the master is found by asking the sentinels
+/// (`SENTINEL get-master-addr-by-name`), in the order listed, and checked
+/// with `ROLE`. On a failover (`+switch-master` from a sentinel, the
+/// connection lost, or a `READONLY` reply) the connection is closed and the
+/// next connect asks again. Off while `sentinels` is empty; then
+/// redis_options::host and port are used.
+struct sentinel_options {
+  /// The sentinels; non-empty turns Sentinel on (and master_name must be set).
+  std::vector<sentinel_address> sentinels;
+  /// The name the sentinels monitor the master under (`sentinel monitor <name> ...`).
+  std::string master_name;
+  /// The sentinels' own ACL user, if they require one (not the master's).
+  std::string username;
+  /// The sentinels' own password (`requirepass` in sentinel.conf); empty:
+  /// no AUTH. Never logged.
+  std::string password;
+};
 
 /// Connection settings. The password is sent in AUTH and never logged or
 /// put into an error message.
@@ -25,6 +76,10 @@ struct redis_options {
   /// queued; when one is late the connection is closed (a pipelined
   /// connection cannot skip one reply) and every outstanding request fails.
   std::chrono::milliseconds request_timeout{5000};
+  /// TLS; off by default. connect_timeout covers the TLS handshake too.
+  tls_options tls;
+  /// Sentinel; off by default. TLS settings apply to the sentinels too.
+  sentinel_options sentinel;
 };
 
 }  // namespace chronopool::durable

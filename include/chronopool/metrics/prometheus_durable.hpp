@@ -18,9 +18,9 @@ namespace chronopool::metrics {
 /// Exports @p s's stats() under the label scheduler="@p name":
 /// `chronopool_durable_fires_claimed_total`, `_acked_total`,
 /// `_stale_acks_total`, `_released_total`, `_dead_lettered_total`,
-/// `_timed_out_total`, `_no_handler_total`,
-/// `chronopool_durable_lease_extensions_total`, `_leases_lost_total` and
-/// `chronopool_durable_reconnects_total`. @p s must stay alive until the
+/// `_timed_out_total`, `_no_handler_total`, `_given_back_total`,
+/// `chronopool_durable_lease_extensions_total`, `_leases_lost_total`,
+/// `chronopool_durable_reconnects_total` and `chronopool_durable_data_lost_total`. @p s must stay alive until the
 /// source is removed from @p c.
 /// @throws std::invalid_argument when @p name is empty or already added.
 inline void add_durable_scheduler(prometheus_collector& c, std::string name, const durable::scheduler& s) {
@@ -42,6 +42,9 @@ inline void add_durable_scheduler(prometheus_collector& c, std::string name, con
     count("chronopool_durable_lease_extensions_total", "Successful lease extensions.", st.extended);
     count("chronopool_durable_leases_lost_total", "Fires whose lease was lost.", st.leases_lost);
     count("chronopool_durable_reconnects_total", "Command connections re-established after a loss.", st.reconnects);
+    count("chronopool_durable_fires_given_back_total", "Claimed fires stop() gave back unstarted.", st.given_back);
+    count("chronopool_durable_data_lost_total", "Times the namespace's epoch changed or vanished (Redis lost data).",
+          st.data_lost);
   });
 }
 

@@ -115,6 +115,14 @@ std::string find_executable(const std::string& name) {
   return {};
 }
 
+bool tcp_accepts(std::uint16_t port, std::chrono::milliseconds timeout) {
+  fd_guard s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (s.get() < 0) return false;
+  set_io_timeout(s.get(), timeout);
+  auto a = loopback(port);
+  return ::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+}
+
 bool redis_answers_ping(std::uint16_t port, std::chrono::milliseconds timeout) {
   fd_guard s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (s.get() < 0) return false;
@@ -166,16 +174,17 @@ void redis_server::start() {
   // Everything the child needs is prepared here: between fork and exec a
   // multithreaded parent's child may only make async-signal-safe calls
   // (no allocation).
-  std::vector<std::string> args{executable_,
-                                "--port", std::to_string(port_),
-                                "--bind", "127.0.0.1",
-                                "--dir", dir_.string(),
-                                "--appendonly", "yes",
-                                "--appendfsync", "always",
-                                "--maxmemory-policy", "noeviction",
-                                "--save", "",
-                                "--daemonize", "no",
-                                "--logfile", log_file().string()};
+  std::vector<std::string> args{executable_};
+  if (!options_.config_file.empty()) args.push_back(std::filesystem::absolute(options_.config_file).string());
+  args.insert(args.end(), {"--port", std::to_string(port_),
+                            "--bind", "127.0.0.1",
+                            "--dir", dir_.string(),
+                            "--appendonly", "yes",
+                            "--appendfsync", "always",
+                            "--maxmemory-policy", "noeviction",
+                            "--save", "",
+                            "--daemonize", "no",
+                            "--logfile", log_file().string()});
   if (!options_.requirepass.empty()) {
     args.insert(args.end(), {"--requirepass", options_.requirepass});
   }
@@ -240,7 +249,8 @@ void redis_server::wait_until_ready() {
                                " during startup; " + log_file().string() + " ends with:\n" + log_tail() +
                                "output:\n" + tail_of(dir_ / "redis.stdout", 20));
     }
-    if (redis_answers_ping(port_, std::chrono::milliseconds(500))) return;
+    const auto probe = options_.ready_probe ? options_.ready_probe : redis_answers_ping;
+    if (probe(port_, std::chrono::milliseconds(500))) return;
     if (std::chrono::steady_clock::now() >= deadline) {
       throw std::runtime_error("redis-server (pid " + std::to_string(pid_) + ", port " + std::to_string(port_) +
                                ") did not answer PING within " + std::to_string(options_.startup_timeout.count()) +

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct redis_server_options {
   /// Data directory (AOF, log). Empty: a fresh directory under $TMPDIR
   /// (or /tmp), removed by the destructor.
   std::filesystem::path dir;
+  /// Non-empty: a config file passed first (as redis-server wants it), e.g.
+  /// a sentinel.conf with extra_args {"--sentinel"}; it must be writable
+  /// for a sentinel, which rewrites it.
+  std::filesystem::path config_file;
   /// Non-empty: --requirepass (the default user's password).
   std::string requirepass;
   /// Non-empty: an extra ACL user with all permissions and acl_password.
@@ -30,6 +35,10 @@ struct redis_server_options {
   std::string acl_password;
   /// More command-line arguments, appended last (e.g. {"--maxmemory", "4mb"}).
   std::vector<std::string> extra_args;
+  /// How start() tells that the server is ready, given its port and a
+  /// timeout for one try; empty: redis_answers_ping (for a server whose
+  /// `port` speaks TLS, e.g. tcp_accepts).
+  std::function<bool(std::uint16_t, std::chrono::milliseconds)> ready_probe;
   /// How long start() waits for the server to answer PING.
   std::chrono::milliseconds startup_timeout{10000};
   /// Kill the server with SIGKILL when the thread that started it exits
@@ -93,6 +102,10 @@ std::uint16_t pick_free_port();
 /// Finds name in PATH (or checks it, if it contains a '/'); empty if not
 /// found or not executable.
 std::string find_executable(const std::string& name);
+
+/// True when a TCP connection to the loopback port is accepted within
+/// timeout (a listener is up; nothing is sent).
+bool tcp_accepts(std::uint16_t port, std::chrono::milliseconds timeout);
 
 /// Sends PING on a fresh blocking connection; true if the server answered
 /// +PONG or -NOAUTH (it is up, maybe password protected), false if it

@@ -34,6 +34,8 @@ class redis_connection {
   /// "pmessage". Called on the connection's executor.
   using push_handler = std::function<void(redis_value)>;
 
+  /// Throws std::invalid_argument when options.tls names files that
+  /// cannot be used (see tls_options).
   redis_connection(executor_type ex, redis_options options);
   /// Closes the connection; outstanding requests complete with operation_aborted.
   ~redis_connection();
@@ -43,7 +45,8 @@ class redis_connection {
   executor_type get_executor() const noexcept;
   const redis_options& options() const noexcept;
 
-  /// Resolves, connects and authenticates (when a password is configured).
+  /// Resolves, connects, shakes hands (TLS) and authenticates (when a
+  /// password is configured). A TLS failure is error::tls_failed.
   /// Can be called again after the connection was lost or closed.
   /// @par Completion Signature void(error_code)
   template <class Token>
