@@ -66,7 +66,7 @@ template <class Executor, class Rep, class Period,
   requires(boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value)
 auto async_sleep(const Executor& ex, std::chrono::duration<Rep, Period> duration, Token&& token = Token()) {
   const detail::time_point deadline =
-      detail::deadline_after(detail::clock::now(), detail::saturating_duration(duration, "sleep duration"));
+      detail::deadline_after(detail::context_now(ex), detail::saturating_duration(duration, "sleep duration"));
   return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
       detail::initiate_async_sleep<Executor>(ex), token, deadline);
 }
@@ -83,7 +83,7 @@ auto async_sleep(const Executor& ex, std::chrono::duration<Rep1, Period1> durati
                  std::chrono::duration<Rep2, Period2> leeway, Token&& token = Token()) {
   const detail::duration slot = detail::checked_leeway(leeway);
   const detail::time_point deadline = detail::round_up_to_slot(
-      detail::deadline_after(detail::clock::now(), detail::saturating_duration(duration, "sleep duration")), slot);
+      detail::deadline_after(detail::context_now(ex), detail::saturating_duration(duration, "sleep duration")), slot);
   return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
       detail::initiate_async_sleep<Executor>(ex), token, deadline);
 }

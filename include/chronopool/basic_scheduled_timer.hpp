@@ -247,10 +247,17 @@ class basic_scheduled_timer {
   static detail::time_point to_time_point(const std::chrono::time_point<Clock, Duration>& t) {
     return detail::time_point(detail::saturating_duration(t.time_since_epoch(), "expiry"));
   }
-  /// Now plus @p d, saturating.
+  /// Now on the timer's context plus @p d, saturating.
   template <class Rep, class Period>
-  static detail::time_point from_now(const std::chrono::duration<Rep, Period>& d) {
-    return detail::saturating_add(clock_type::now(), detail::saturating_duration(d, "expiry"));
+  detail::time_point from_now(const std::chrono::duration<Rep, Period>& d) const {
+    return detail::saturating_add(context_now(), detail::saturating_duration(d, "expiry"));
+  }
+  /// The context's now (see timer_service_base::now); the service is only
+  /// looked at while a manual clock exists in the process.
+  detail::time_point context_now() const noexcept {
+    if (!detail::any_manual_clock()) [[likely]]
+      return clock_type::now();
+    return service().manual_or_real_now();
   }
 
   static timer_service& service_for(const executor_type& ex) {

@@ -15,6 +15,7 @@
 #include <chronopool/errors.hpp>
 #include <chronopool/latency_histogram.hpp>
 #include <chronopool/log.hpp>
+#include <chronopool/manual_clock.hpp>
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_options.hpp>

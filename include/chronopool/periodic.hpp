@@ -59,6 +59,8 @@ class periodic_state_base {
   virtual bool trigger_now() noexcept { return false; }
   /// The periodic_options::leeway the schedule started with.
   virtual duration leeway() const noexcept { return duration::zero(); }
+  /// Now on the schedule's context: the steady clock, or its manual clock.
+  virtual time_point schedule_now() noexcept { return clock::now(); }
 
  protected:
   /// Cancels the pending tick's wait, if any.
@@ -109,6 +111,17 @@ template <class Derived, class Executor, class Clock = std::chrono::steady_clock
 class executor_schedule : public periodic_state_base, public std::enable_shared_from_this<Derived> {
  protected:
   explicit executor_schedule(const Executor& ex) : timer_(ex) {}
+
+ public:
+  /// Now on the timer's context (see timer_service_base::now): the executor
+  /// is only looked at while a manual clock exists in the process.
+  time_point schedule_now() noexcept final {
+    if (!any_manual_clock()) [[likely]]
+      return clock::now();
+    return context_now(timer_.get_executor());
+  }
+
+ protected:
 
   /// Waits for @p deadline; Derived::on_tick gets the outcome with
   /// @p generation, which lets a schedule that re-arms tell a stale wait.
@@ -196,7 +209,7 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
     ideal_ = next;
     if (paused_) return true;  // applies on resume
     // A pending extra run stays due now; the grid moves.
-    return try_arm(next, extra_ ? clock::now() : run_deadline(next, period_, options_.jitter, options_.leeway));
+    return try_arm(next, extra_ ? this->schedule_now() : run_deadline(next, period_, options_.jitter, options_.leeway));
   }
 
   bool trigger_now() noexcept override {
@@ -207,7 +220,7 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
       return true;
     }
     extra_ = true;
-    return try_arm(ideal_, clock::now());  // ideal_ kept: the grid does not move
+    return try_arm(ideal_, this->schedule_now());  // ideal_ kept: the grid does not move
   }
 
   duration leeway() const noexcept override { return options_.leeway; }
@@ -247,14 +260,14 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
       std::lock_guard lock(mutex_);
       // A stale wait (re-armed, paused or triggered since) runs nothing.
       if (ec || this->stopped_.load() || generation != generation_ || paused_) return;
-      if (options_.until && clock::now() >= *options_.until) {
+      if (options_.until && this->schedule_now() >= *options_.until) {
         this->stopped_.store(true);  // a tick completed so late that its run would start after the end
         return;
       }
       running_ = true;
       extra = std::exchange(extra_, false);
     }
-    const time_point started = clock::now();
+    const time_point started = this->schedule_now();
     bool stop = false;
     std::exception_ptr error;
     try {
@@ -288,14 +301,14 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
     time_point deadline = run_deadline(ideal, period_, options_.jitter, options_.leeway);
     if (std::exchange(trigger_requested_, false)) {
       extra_ = true;
-      deadline = clock::now();
+      deadline = this->schedule_now();
     }
     arm_locked(ideal, deadline);
   }
 
-  time_point next_ideal(time_point started) const noexcept {
+  time_point next_ideal(time_point started) noexcept {
     return fixed_rate_ ? next_fixed_rate_instant(ideal_, period_, started, options_.missed_ticks)
-                       : saturating_add(clock::now(), period_);
+                       : saturating_add(this->schedule_now(), period_);
   }
 
   Handler handler_;
@@ -341,7 +354,7 @@ template <class Executor, class Handler>
 std::shared_ptr<periodic_state_base> start_periodic(const Executor& ex, duration initial, duration period,
                                                     Handler&& h, bool fixed_rate, const periodic_options& o,
                                                     const char* where) {
-  return start_periodic_at(ex, deadline_after(clock::now(), initial), period, std::forward<Handler>(h), fixed_rate, o,
+  return start_periodic_at(ex, deadline_after(context_now(ex), initial), period, std::forward<Handler>(h), fixed_rate, o,
                            where);
 }
 
@@ -397,7 +410,7 @@ class periodic_handle {
       throw std::invalid_argument("chronopool: periodic_handle::reschedule: period must be positive");
     if (!state_) return false;
     detail::validate_leeway(p, state_->leeway(), "periodic_handle::reschedule");
-    return state_->rebase(p, detail::saturating_add(detail::clock::now(), p));
+    return state_->rebase(p, detail::saturating_add(state_->schedule_now(), p));
   }
   /// The next tick's ideal instant becomes the steady_clock instant @p next
   /// (at once when past), the period is kept.

@@ -54,7 +54,7 @@ class basic_periodic_timer {
                        missed_tick_policy policy = missed_tick_policy::burst,
                        std::optional<time_point> first = std::nullopt)
       : timer_(ex), period_(checked(detail::saturating_duration(period, "period"))), policy_(policy),
-        next_(first ? *first : detail::saturating_add(clock_type::now(), period_)) {}
+        next_(first ? *first : detail::saturating_add(context_now(), period_)) {}
   /// As the constructor above, on @p ctx's executor.
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
@@ -67,13 +67,14 @@ class basic_periodic_timer {
   template <class Rep, class Period>
   basic_periodic_timer(const executor_type& ex, std::chrono::duration<Rep, Period> period, missed_tick_policy policy,
                        first_tick when)
-      : basic_periodic_timer(ex, period, policy, first_instant(when)) {}
+      : basic_periodic_timer(ex, period, policy, first_instant(when, ex)) {}
   /// As the constructor above, on @p ctx's executor.
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_periodic_timer(ExecutionContext& ctx, std::chrono::duration<Rep, Period> period, missed_tick_policy policy,
                        first_tick when)
-      : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy, first_instant(when)) {}
+      : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy,
+                             first_instant(when, executor_type(ctx.get_executor()))) {}
 
   /// The executor of the timer's waits, the default for tick handlers.
   executor_type get_executor() noexcept { return timer_.get_executor(); }
@@ -90,7 +91,7 @@ class basic_periodic_timer {
   /// period from now, then every period after it. It applies from the next
   /// async_tick: a tick wait already pending keeps the instant it was
   /// started for and, when it completes, does not move the new schedule.
-  void reset() { reset_at(detail::saturating_add(clock_type::now(), period_)); }
+  void reset() { reset_at(detail::saturating_add(context_now(), period_)); }
 
   /// Re-bases the schedule on @p next: the next tick's ideal instant (at
   /// once when past), then every period after it. Applies as reset() does.
@@ -150,11 +151,17 @@ class basic_periodic_timer {
   };
 
   // A tick's run starts as its wait completes.
-  void advance() { next_ = detail::next_fixed_rate_instant(next_, period_, clock_type::now(), policy_); }
+  void advance() { next_ = detail::next_fixed_rate_instant(next_, period_, context_now(), policy_); }
+  // Now on the timer's context: the steady clock, or its manual clock.
+  time_point context_now() {
+    if (!detail::any_manual_clock()) [[likely]]
+      return clock_type::now();
+    return detail::context_now(timer_.get_executor());
+  }
 
   // nullopt: the constructor's default, one period from now.
-  static std::optional<time_point> first_instant(first_tick when) {
-    if (when == first_tick::immediately) return clock_type::now();
+  static std::optional<time_point> first_instant(first_tick when, const executor_type& ex) {
+    if (when == first_tick::immediately) return detail::context_now(ex);
     return std::nullopt;
   }
 

@@ -6,6 +6,7 @@
 
 #include <chronopool/detail/timer/timer_service_base.hpp>
 
+#include <boost/asio/execution.hpp>
 #include <boost/asio/execution_context.hpp>
 
 #include <chrono>
@@ -94,5 +95,24 @@ void set_poll_window(boost::asio::execution_context& ctx, std::chrono::nanosecon
 /// Points @p ctx's chronopool timers at @p pool, so their time-keeping runs on
 /// the pool's threads. Call before the first timer of @p ctx exists.
 void use_pool(boost::asio::execution_context& ctx, scheduled_thread_pool& pool);
+
+namespace detail {
+
+/// Now on @p ex's context: steady_clock::now(), or the context's manual
+/// clock. While no manual clock exists in the process, the executor is not
+/// looked at (one relaxed load, a branch never taken).
+template <class Executor>
+time_point context_now(const Executor& ex) {
+  if (!any_manual_clock()) [[likely]]
+    return clock::now();
+  if constexpr (boost::asio::execution::is_executor<Executor>::value) {
+    return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context))
+        .manual_or_real_now();
+  } else {
+    return boost::asio::use_service<timer_service>(ex.context()).manual_or_real_now();
+  }
+}
+
+}  // namespace detail
 
 }  // namespace chronopool

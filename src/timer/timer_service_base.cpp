@@ -5,6 +5,7 @@
 // over the shards.
 #include <chronopool/detail/timer/timer_service_base.hpp>
 #include <chronopool/detail/timer/wall_clock_waits.hpp>
+#include <chronopool/manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
 #include <algorithm>
@@ -42,9 +43,14 @@ timer_service_base::timer_service_base(boost::asio::execution_context& ctx)
   wall_ = std::make_shared<wall_clock_waits>(*this);
 }
 
-timer_service_base::~timer_service_base() = default;
+timer_service_base::~timer_service_base() {
+  if (manual_clock_) manual_clocks_attached.fetch_sub(1, std::memory_order_relaxed);
+}
 
 void timer_service_base::route_to_pool(scheduled_thread_pool& pool, std::shared_ptr<pool_core> core) {
+  if (manual_.load() != nullptr)
+    throw std::logic_error("chronopool::use_pool: this context's timers run on a manual clock (use_manual_clock); "
+                           "a manual clock does not drive a pool");
   if (pool_set_.exchange(true))
     throw std::logic_error("chronopool::use_pool: this context's timers already use a pool");
   if (any_timer_.load()) {
@@ -81,6 +87,12 @@ std::uint64_t timer_service_base::unlocked_starts() const { return sum_over(shar
 std::size_t timer_service_base::index_bytes() const { return sum_over(shards_, &timer_shard::index_bytes); }
 
 void timer_service_base::wait(implementation_type& impl, boost::system::error_code& ec) {
+  if (const manual_time* m = manual()) {
+    // Virtual time: until another thread advances the clock past the expiry.
+    for (time_point t = expiry(impl); m->now() < t; t = expiry(impl)) m->wait_until(t);
+    ec = {};
+    return;
+  }
   for (;;) {
     const time_point t = expiry(impl);
     if (clock::now() >= t) break;

@@ -342,7 +342,8 @@ void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexce
   drain_inbox_locked(later);
   if (parked_ != nullptr) [[unlikely]]
     retry_parked_locked(later);
-  const time_point now = clock::now();
+  // The time source, read once per collect: null is the real clock.
+  const time_point now = manual_ == nullptr ? clock::now() : manual_->now();
   fired_timer_finder find_timer;
   chunk_ends.start(nullptr);
   while (index_node* n = index_.pop_due(now)) {

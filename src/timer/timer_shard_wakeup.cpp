@@ -184,6 +184,8 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
       later.submit = std::move(w);
       return;
     }
+    if (manual_ != nullptr) [[unlikely]]
+      return arm_manual_locked();
     if (!wake) {
       // Nothing left to wait for: disarm, so io_context::run() can return.
       if (native_waiting_) native_->timer.cancel();

@@ -107,7 +107,7 @@ wall_clock_waits::verdict wall_clock_waits::decide_locked(wall_wait& w, const bo
   } else if (!ec) {
     // Due by the steady clock, but not yet by the wall clock: a step back
     // not processed yet, or a deadline a few nanoseconds short.
-    v = system_now() < w.expiry ? verdict::rearm : verdict::success;
+    v = service_.system_now() < w.expiry ? verdict::rearm : verdict::success;
   }
   if (v == verdict::rearm) {
     const std::lock_guard sub(subscribe_mutex_);
@@ -125,13 +125,15 @@ time_point wall_clock_waits::deadline_locked(wall_wait& w, bool after_due) noexc
   // the later waits of its timer).
   constexpr duration slack = std::chrono::microseconds(1);
   wall_timer_impl* t = w.timer;
-  const std::uint64_t steps = clock_steps_seen();
+  const std::uint64_t steps = service_.clock_steps_seen();
   if (t != nullptr && t->deadline_steps == steps && t->deadline_expiry == w.expiry &&
-      !(after_due && t->deadline <= clock::now())) {
+      !(after_due && t->deadline <= service_.now())) {
     return t->deadline;
   }
-  const time_point at = steady_deadline_for(w.expiry);
-  const time_point d = is_never(at) ? at : saturating_add(at, slack);
+  const time_point at = service_.steady_deadline_for(w.expiry);
+  // On a manual clock the conversion is exact: no slack, so a wait comes due
+  // at the very instant that stands for its expiry.
+  const time_point d = is_never(at) ? at : saturating_add(at, service_.manual() != nullptr ? duration::zero() : slack);
   if (t != nullptr && t->load_expiry() == w.expiry) {
     t->deadline = d;
     t->deadline_expiry = w.expiry;
@@ -174,6 +176,12 @@ void wall_clock_waits::on_clock_step() noexcept {
     // the next step tries again.
     retime_posted_.store(false);
   }
+}
+
+void wall_clock_waits::on_manual_step() noexcept {
+  // Only once a wall wait subscribed (post_ex_ is set): before that no wait
+  // has a deadline to move.
+  if (subscribed_.load(std::memory_order_acquire)) on_clock_step();
 }
 
 void wall_clock_waits::retime() noexcept {

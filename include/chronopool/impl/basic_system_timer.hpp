@@ -35,9 +35,9 @@ sys_time to_sys_time(const std::chrono::time_point<std::chrono::system_clock, Du
 inline sys_time round_up_to_sys_slot(sys_time t, duration slot) noexcept {
   return sys_time(round_up_to_slot(time_point(t.time_since_epoch()), slot).time_since_epoch());
 }
-/// system_now() + @p d, saturating.
-inline sys_time sys_from_now(duration d) noexcept {
-  return sys_time(saturating_add(time_point(system_now().time_since_epoch()), d).time_since_epoch());
+/// @p now + @p d, saturating.
+inline sys_time sys_after(sys_time now, duration d) noexcept {
+  return sys_time(saturating_add(time_point(now.time_since_epoch()), d).time_since_epoch());
 }
 
 }  // namespace detail
@@ -107,14 +107,14 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   template <class Rep, class Period>
   basic_scheduled_timer(const executor_type& ex, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ex) {
-    impl_.store_expiry(detail::sys_from_now(detail::saturating_duration(expiry_time, "expiry")));
+    impl_.store_expiry(sys_from_now(detail::saturating_duration(expiry_time, "expiry")));
   }
   /// A timer on @p ctx that expires @p expiry_time from now (saturating).
   template <class ExecutionContext, class Rep, class Period>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ctx) {
-    impl_.store_expiry(detail::sys_from_now(detail::saturating_duration(expiry_time, "expiry")));
+    impl_.store_expiry(sys_from_now(detail::saturating_duration(expiry_time, "expiry")));
   }
 
   /// The moved-from timer is left as if newly constructed on its executor.
@@ -164,7 +164,7 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   /// Sets the expiry relative to now (saturating), cancelling pending waits.
   template <class Rep, class Period>
   std::size_t expires_after(const std::chrono::duration<Rep, Period>& expiry_time) {
-    return set_expiry(detail::sys_from_now(detail::saturating_duration(expiry_time, "expiry")));
+    return set_expiry(sys_from_now(detail::saturating_duration(expiry_time, "expiry")));
   }
   /// Sets the expiry to @p expiry_time moved up to the end of its
   /// @p leeway-wide slot (multiples of @p leeway on the system clock's
@@ -181,7 +181,7 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
                             const std::chrono::duration<Rep2, Period2>& leeway) {
     const detail::duration slot = detail::checked_leeway(leeway);
     return set_expiry(
-        detail::round_up_to_sys_slot(detail::sys_from_now(detail::saturating_duration(expiry_time, "expiry")), slot));
+        detail::round_up_to_sys_slot(sys_from_now(detail::saturating_duration(expiry_time, "expiry")), slot));
   }
 
   /// Blocks the calling thread until the system clock reaches the expiry
@@ -236,6 +236,10 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   };
 
   std::size_t set_expiry(detail::sys_time t) { return impl_.waits->cancel(impl_, &t); }
+  /// The context's system time (a manual clock's, when it has one) + @p d, saturating.
+  detail::sys_time sys_from_now(detail::duration d) const noexcept {
+    return detail::sys_after(impl_.waits->service().system_now(), d);
+  }
   static detail::sys_time read_expiry(const void* impl) {
     return static_cast<const detail::wall_timer_impl*>(impl)->load_expiry();
   }

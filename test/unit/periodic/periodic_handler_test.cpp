@@ -5,6 +5,7 @@
 #include "../../support/stderr_capture.hpp"
 
 #include <chronopool/log.hpp>
+#include <chronopool/manual_clock.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_timer.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -301,30 +302,31 @@ std::vector<long> ticks_after_a_late_one(chronopool::missed_tick_policy policy) 
 }  // namespace
 
 namespace {
-/// Fixed rate, period 200 ms, the first run lasting 450 ms: start and end of
-/// the first three runs. The run for the instant 200 then starts after the
-/// instant 400 has passed.
+/// Fixed rate, period 200 ms, the first run lasting 450 ms (of a manual
+/// clock's time: the test takes no real time, and the instants are exact):
+/// start and end of the first three runs, from the schedule's start. The
+/// run for the instant 200 then starts after the instant 400 has passed.
 struct late_run_times {
-  steady::time_point scheduled;
-  std::vector<steady::time_point> starts, ends;
+  std::vector<std::chrono::nanoseconds> starts, ends;
 };
 late_run_times handler_runs_after_a_long_first_one(chronopool::missed_tick_policy policy) {
   asio::io_context io;
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  const steady::time_point scheduled = clock.now();
   late_run_times r;
   chronopool::periodic_options o;
   o.missed_ticks = policy;
   chronopool::periodic_handle h;
-  r.scheduled = steady::now();
   h = chronopool::schedule_at_fixed_rate(
       io.get_executor(), 0ms, 200ms,
       [&] {
-        r.starts.push_back(steady::now());
-        if (r.starts.size() == 1) std::this_thread::sleep_for(450ms);
-        r.ends.push_back(steady::now());
+        r.starts.push_back(clock.now() - scheduled);
+        if (r.starts.size() == 1) clock.stall(450ms);  // the run takes 450 ms
+        r.ends.push_back(clock.now() - scheduled);
         if (r.starts.size() == 3) h.cancel();
       },
       o);
-  io.run_for(10s);
+  clock.run_until_idle();
   return r;
 }
 }  // namespace
@@ -332,17 +334,23 @@ late_run_times handler_runs_after_a_long_first_one(chronopool::missed_tick_polic
 BOOST_AUTO_TEST_CASE(handler_overdue_tick_fires_at_once_then_delay_restarts_the_period) {
   // Runs at 0, 450, 650 (not 0, 650, 850).
   const auto r = handler_runs_after_a_long_first_one(chronopool::missed_tick_policy::delay);
-  BOOST_REQUIRE(r.starts.size() == 3u);
-  BOOST_TEST(ms_between(r.ends[0], r.starts[1]) < 100);  // at once, not a period later
-  BOOST_TEST((r.starts[2] >= r.ends[0] + 200ms));        // a period after the overdue run started
+  const std::vector<std::chrono::nanoseconds> expected{0ms, 450ms, 650ms};
+  BOOST_TEST(r.starts == expected, boost::test_tools::per_element());
+  BOOST_TEST((r.ends[0] == 450ms));
 }
 
 BOOST_AUTO_TEST_CASE(handler_overdue_tick_fires_at_once_then_skip_moves_to_the_grid) {
   // Runs at 0, 450, 600 (not 0, 600, 800).
   const auto r = handler_runs_after_a_long_first_one(chronopool::missed_tick_policy::skip);
-  BOOST_REQUIRE(r.starts.size() == 3u);
-  BOOST_TEST(ms_between(r.ends[0], r.starts[1]) < 100);
-  BOOST_TEST((r.starts[2] >= r.scheduled + 600ms));
+  const std::vector<std::chrono::nanoseconds> expected{0ms, 450ms, 600ms};
+  BOOST_TEST(r.starts == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(handler_overdue_ticks_catch_up_back_to_back_with_burst) {
+  // Runs at 0, 450 (for 200), 450 (for 400): the missed instants at once.
+  const auto r = handler_runs_after_a_long_first_one(chronopool::missed_tick_policy::burst);
+  const std::vector<std::chrono::nanoseconds> expected{0ms, 450ms, 450ms};
+  BOOST_TEST(r.starts == expected, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(periodic_timer_leeway_ticks_at_slot_ends_on_the_exact_schedule) {
@@ -405,6 +413,43 @@ BOOST_AUTO_TEST_CASE(periodic_timer_skip_jumps_to_the_next_ideal_instant) {
   BOOST_TEST(at[1] >= 40);
   BOOST_TEST(at[3] >= 60);
   BOOST_TEST(at[1] < 45 + 500);  // generous: not pushed out by a full period after the late tick
+}
+
+namespace {
+/// ticks_after_a_late_one() on a manual clock: the coroutine holds the
+/// context for 35 ms of virtual time, so the instants are exact.
+std::vector<std::chrono::nanoseconds> virtual_ticks_after_a_late_one(chronopool::missed_tick_policy policy) {
+  asio::io_context io;
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  const auto t0 = clock.now();
+  chronopool::periodic_timer ticker(io.get_executor(), 10ms, policy, t0);
+  std::vector<std::chrono::nanoseconds> at;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        clock.stall(35ms);  // late: ideal instants 0, 10, 20, 30 have passed
+        for (int i = 0; i < 4; ++i) {
+          co_await ticker.async_tick(asio::use_awaitable);
+          at.push_back(clock.now() - t0);
+        }
+      },
+      asio::detached);
+  clock.run_until_idle();
+  return at;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(periodic_timer_missed_tick_policies_on_a_manual_clock) {
+  using v = std::vector<std::chrono::nanoseconds>;
+  const v burst{35ms, 35ms, 35ms, 35ms};  // 0 late, then 10, 20, 30 back to back
+  const v delay{35ms, 45ms, 55ms, 65ms};  // a period after each tick
+  const v skip{35ms, 40ms, 50ms, 60ms};   // the grid after the late tick
+  BOOST_TEST(virtual_ticks_after_a_late_one(chronopool::missed_tick_policy::burst) == burst,
+             boost::test_tools::per_element());
+  BOOST_TEST(virtual_ticks_after_a_late_one(chronopool::missed_tick_policy::delay) == delay,
+             boost::test_tools::per_element());
+  BOOST_TEST(virtual_ticks_after_a_late_one(chronopool::missed_tick_policy::skip) == skip,
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(periodic_timer_first_tick_immediately) {

@@ -9,6 +9,8 @@
 // compiled into the initiating call with no indirection.
 #pragma once
 
+#include <chronopool/detail/time/clock_steps.hpp>
+#include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/timer/native_poller.hpp>
 #include <chronopool/detail/timer/timer_shard.hpp>
@@ -24,10 +26,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace chronopool {
 class scheduled_thread_pool;
+class manual_clock;
 }  // namespace chronopool
 
 namespace chronopool::detail {
@@ -104,6 +108,52 @@ class timer_service_base : public boost::asio::execution_context::service {
   /// wall clock (see wall_clock_waits). Only system timers use it.
   wall_clock_waits& wall_waits() const noexcept { return *wall_; }
 
+  // ---- time (the seam: see detail/time/manual_time.hpp) -------------------
+
+  /// The context's steady time: steady_clock::now(), or the virtual time of
+  /// the manual clock attached to the context. While no manual clock exists
+  /// in the process, one relaxed load and a branch never taken.
+  time_point now() const noexcept {
+    if (!any_manual_clock()) [[likely]]
+      return clock::now();
+    return manual_or_real_now();
+  }
+  /// now(), for a caller that found a manual clock in the process.
+  time_point manual_or_real_now() const noexcept {
+    const manual_time* m = manual_.load(std::memory_order_acquire);
+    return m != nullptr ? m->now() : clock::now();
+  }
+  /// The context's system time: the library's system_now(), or the manual
+  /// clock's virtual system time.
+  sys_time system_now() const noexcept {
+    if (!any_manual_clock()) [[likely]]
+      return detail::system_now();
+    const manual_time* m = manual_.load(std::memory_order_acquire);
+    return m != nullptr ? m->system_now() : detail::system_now();
+  }
+  /// The steady deadline that stands for the system instant @p instant on
+  /// this context's clocks (steady_deadline_for on the real ones).
+  time_point steady_deadline_for(sys_time instant) const noexcept {
+    const manual_time* m = any_manual_clock() ? manual_.load(std::memory_order_acquire) : nullptr;
+    if (m == nullptr) [[likely]]
+      return detail::steady_deadline_for(instant);
+    return m->steady_deadline_for(instant);
+  }
+  /// Wall steps seen by this context's system clock: the process's, plus
+  /// the manual clock's.
+  std::uint64_t clock_steps_seen() const noexcept {
+    const manual_time* m = any_manual_clock() ? manual_.load(std::memory_order_acquire) : nullptr;
+    return detail::clock_steps_seen() + (m != nullptr ? m->steps() : 0);
+  }
+  /// Puts the context on a manual clock (made here, owned by the service):
+  /// only before its first timer exists, never with use_pool
+  /// (std::logic_error); the same clock again when it has one.
+  manual_clock& attach_manual_clock(boost::asio::io_context& io);
+  /// The attached manual clock, or null.
+  manual_clock* attached_manual_clock() const noexcept { return manual_clock_.get(); }
+  /// The manual clock's time, or null: the context runs on the real clock.
+  const manual_time* manual() const noexcept { return manual_.load(std::memory_order_acquire); }
+
   // ---- diagnostics (tests and benchmarks) --------------------------------
 
   /// How many waits started without their shard's lock (a wait due at or
@@ -136,6 +186,14 @@ class timer_service_base : public boost::asio::execution_context::service {
   std::size_t pending() const;
 
  private:
+  friend class chronopool::manual_clock;
+  /// For the manual clock's driver: the earliest deadline of a pending
+  /// wait, none when no wait is pending but "never" ones.
+  std::optional<time_point> manual_first_deadline() const;
+  /// For the manual clock's driver, after it moved the time: posts the
+  /// collect of the waits now due.
+  void manual_time_moved();
+
   void shutdown() override;
 
   template <class Handler, class IoExecutor>
@@ -168,6 +226,8 @@ class timer_service_base : public boost::asio::execution_context::service {
   std::atomic<bool> any_timer_{false};
   std::atomic<bool> pool_set_{false};
   std::shared_ptr<wall_clock_waits> wall_;  // made with the service; shared with the wall waits' records
+  std::atomic<const manual_time*> manual_{nullptr};  // the manual clock's time, or null: the real clock
+  std::unique_ptr<manual_clock> manual_clock_;       // set once, before the first timer
 };
 
 }  // namespace chronopool::detail

@@ -15,6 +15,7 @@
 #include <chronopool/detail/support/intrusive_list.hpp>
 #include <chronopool/detail/timer/native_poller.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
+#include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/timer/wait_op.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -102,6 +103,17 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::size_t index_bytes() const;
   /// Waits that started without the lock, counted as they are drained.
   std::uint64_t unlocked_starts() const;
+
+  // ---- on a manual clock (see detail/time/manual_time.hpp) -------------------
+  /// Reads the time from @p m from now on, and arms no wake-up: the manual
+  /// clock's driver asks for the first deadline and, once it moved the
+  /// time there, calls manual_time_moved(). Before the first wait.
+  void use_manual_time(const manual_time* m);
+  /// The earliest deadline pending (the inbox drained first); none when
+  /// nothing but "never" waits is pending.
+  std::optional<time_point> manual_first_deadline();
+  /// The manual time moved: posts a collect when a wait is due.
+  void manual_time_moved();
 
   /// The context is being destroyed: drop every wait uncalled (Asio's rule),
   /// wait for deliveries under way on other threads, refuse new waits.
@@ -280,6 +292,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// allocation failure unless @p best_effort (the waits then stay queued
   /// and the next wait arms again).
   void rewake_locked(after_unlock& later, bool best_effort);
+  /// arm_wakeup_locked() on a manual clock: a collect posted when the first
+  /// deadline is due by the manual time, else nothing (the driver comes).
+  void arm_manual_locked();
   /// rewake_locked()'s decision for the index as it is (no drain, no gate).
   void arm_wakeup_locked(after_unlock& later, bool best_effort);
   void arm_native_locked(time_point t);
@@ -327,6 +342,9 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
 
   timer_service_base& service_;
   native_poller& poller_;
+  // The manual clock's time, or null (the real clock): read once per
+  // collect and per arming. Set under the lock before the first wait.
+  const manual_time* manual_ = nullptr;
 
   mutable adaptive_mutex mutex_;  // guards everything below
   deadline_index index_;

@@ -186,6 +186,8 @@ class wall_clock_waits final : public clock_step_listener, public std::enable_sh
 
   // ---- steps ------------------------------------------------------------------
   void on_clock_step() noexcept override;
+  /// The context's manual clock stepped its system time: as a real step.
+  void on_manual_step() noexcept;
   /// On a thread of the context: moves every pending wall wait (see the
   /// file comment).
   void retime() noexcept;
