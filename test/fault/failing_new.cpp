@@ -51,11 +51,29 @@ std::size_t scoped_allocation_failure::allocations() const { return seen; }
 
 }  // namespace fault
 
-// The replacements. The nothrow, aligned and sized forms of libstdc++ forward
-// to these or to malloc/free, so these four are enough to keep new and delete
-// paired.
+// The replacements. The aligned and sized forms of libstdc++ forward to these
+// or to malloc/free. The nothrow forms are replaced too: under ASan they
+// would otherwise be the sanitizer's, paired with our free-based delete (an
+// alloc-dealloc mismatch); replaced, a nothrow allocation can be failed too
+// (it returns null).
 void* operator new(std::size_t n) { return fault::allocate(n); }
 void* operator new[](std::size_t n) { return fault::allocate(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return fault::allocate(n);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return fault::allocate(n);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
