@@ -19,6 +19,7 @@
 #include <chrono>
 #include <future>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 namespace chronopool::durable::test {
@@ -52,6 +53,18 @@ inline scheduler_options fast_options(const std::string& ns, redis_options redis
   o.reconnect_min = 20ms;
   o.reconnect_max = 200ms;
   return o;
+}
+
+/// What constructing a scheduler with @p redis (and fast_options) throws as
+/// std::invalid_argument, or "(accepted)" when the constructor takes it.
+inline std::string construction_refusal(chronopool::scheduled_thread_pool& pool, const std::string& ns,
+                                        redis_options redis) {
+  try {
+    scheduler s(pool.get_executor(), fast_options(ns, std::move(redis)));
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(accepted)";
 }
 
 template <class Pred>
