@@ -24,10 +24,11 @@ namespace chronopool {
 template <class Token, class Timer = steady_timer>
 class cancel_after_t {
  public:
-  /// Adapts @p token; @p timer, when not null, is the caller's timer to use.
+  /// Adapts @p token; @p callers_timer, when not null, is the caller's timer to use.
   template <class T>
-  cancel_after_t(T&& token, detail::duration timeout, boost::asio::cancellation_type_t type, Timer* timer = nullptr)
-      : token_(std::forward<T>(token)), timeout_(timeout), type_(type), timer_(timer) {}
+  cancel_after_t(T&& token, detail::duration timeout, boost::asio::cancellation_type_t type,
+                 Timer* callers_timer = nullptr)
+      : token_(std::forward<T>(token)), timeout_(timeout), type_(type), timer_(callers_timer) {}
 
   Token token_;                              ///< the adapted token
   detail::duration timeout_;                 ///< how long the operation may take
@@ -43,10 +44,10 @@ class cancel_after_t {
 template <class Timer = steady_timer>
 class partial_cancel_after {
  public:
-  /// The timeout and the cancellation type; @p timer, when not null, is the
-  /// caller's timer to use.
-  partial_cancel_after(detail::duration timeout, boost::asio::cancellation_type_t type, Timer* timer = nullptr)
-      : timeout_(timeout), type_(type), timer_(timer) {}
+  /// The timeout and the cancellation type; @p callers_timer, when not null,
+  /// is the caller's timer to use.
+  partial_cancel_after(detail::duration timeout, boost::asio::cancellation_type_t type, Timer* callers_timer = nullptr)
+      : timeout_(timeout), type_(type), timer_(callers_timer) {}
 
   /// Adapts @p token.
   template <class Token>
