@@ -35,7 +35,7 @@ using chronopool::scheduled_thread_pool_options;
 namespace {
 
 constexpr int posters = 3;
-constexpr int iterations = 8;
+constexpr int post_iterations = 8;
 constexpr std::size_t default_total_posts = 400'000;  // from outside the pool, over all iterations, at scale 1
 
 /// What happened to each function of one iteration.
@@ -149,11 +149,11 @@ BOOST_AUTO_TEST_SUITE(post_ledger_stress)
 BOOST_AUTO_TEST_CASE(every_posted_function_runs_or_is_destroyed_exactly_once) {
   const double scale = stress::scale();
   const auto total = static_cast<std::size_t>(static_cast<double>(default_total_posts) * scale);
-  const std::size_t per_poster = std::max<std::size_t>(1'000, total / (posters * iterations));
+  const std::size_t per_poster = std::max<std::size_t>(1'000, total / (posters * post_iterations));
   std::size_t posted = 0, ran = 0, destroyed = 0, not_once = 0, lost = 0;
   std::size_t destroyed_after_now = 0;
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) {
+  for (int i = 0; i < post_iterations; ++i) {
     const std::uint64_t seed = stress::base_seed() + 1000 + static_cast<std::uint64_t>(i);
     const bool now = (i % 2 == 1);
     const iteration_result r = run_iteration(seed, now, per_poster);
@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(every_posted_function_runs_or_is_destroyed_exactly_once) {
   // The mix must exercise both ends.
   BOOST_TEST(ran > 0u);
   BOOST_TEST(destroyed_after_now > 0u);
-  BOOST_TEST(posted >= static_cast<std::size_t>(posters) * per_poster * iterations);
+  BOOST_TEST(posted >= static_cast<std::size_t>(posters) * per_poster * post_iterations);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

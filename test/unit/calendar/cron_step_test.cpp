@@ -35,7 +35,7 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 /// Runs (or ticks) as seen: the instant, and the system clock when it started.
-class fire_log {
+class step_fire_log {
  public:
   void add(cpd::sys_time scheduled) {
     const std::lock_guard lock(mutex_);
@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_SUITE(cron_steps)
 
 BOOST_AUTO_TEST_CASE(executor_form_runs_an_instant_a_forward_step_passed_at_once) {
   asio::io_context io;
-  fire_log log;
+  step_fire_log log;
   running r(io);
   const cpd::sys_time next = *nightly().next_after(cpd::system_now());
   auto h = chronopool::schedule_cron(io.get_executor(), nightly(), [&](cron_fire f) { log.add(f.scheduled); });
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(executor_form_runs_an_instant_a_forward_step_passed_at_once
 
 BOOST_AUTO_TEST_CASE(executor_form_does_not_run_early_after_a_backward_step) {
   asio::io_context io;
-  fire_log log;
+  step_fire_log log;
   running r(io);
   auto h = chronopool::schedule_cron(io.get_executor(), cron_schedule("* * * * * *"),
                                      [&](cron_fire f) { log.add(f.scheduled); });
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(executor_form_does_not_run_early_after_a_backward_step) {
 
 BOOST_AUTO_TEST_CASE(cron_timer_ticks_an_instant_a_forward_step_passed_at_once) {
   asio::io_context io;
-  fire_log log;
+  step_fire_log log;
   std::optional<chronopool::cron_timer> t;
   running r(io);
   const cpd::sys_time next = *nightly().next_after(cpd::system_now());
@@ -166,7 +166,7 @@ BOOST_AUTO_TEST_CASE(cron_timer_ticks_an_instant_a_forward_step_passed_at_once) 
 
 BOOST_AUTO_TEST_CASE(cron_timer_does_not_tick_early_after_a_backward_step) {
   asio::io_context io;
-  fire_log log;
+  step_fire_log log;
   std::optional<chronopool::cron_timer> t;
   running r(io);
   t.emplace(io, cron_schedule("* * * * * *"));

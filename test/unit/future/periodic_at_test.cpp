@@ -6,6 +6,7 @@
 // runs at once and the missed-tick policy applies to that grid. Periods of
 // an hour make the number of runs in a short test exact.
 #include "future_test_util.hpp"
+#include "periodic_test_support.hpp"
 
 #include <chronopool/scheduled_thread_pool.hpp>
 
@@ -24,23 +25,6 @@ using chronopool::scheduled_thread_pool_options;
 
 namespace {
 
-/// A one-thread pool whose before_execute records each periodic run's deadline.
-struct deadline_pool {
-  recorder<steady::time_point> deadlines;
-  scheduled_thread_pool pool;
-
-  deadline_pool() : pool(options(deadlines)) {}
-
-  static scheduled_thread_pool_options options(recorder<steady::time_point>& d) {
-    scheduled_thread_pool_options o;
-    o.core_pool_size = 1;
-    o.before_execute = [&d](const chronopool::task_view& v) {
-      if (v.is_periodic()) d.push(v.deadline());
-    };
-    return o;
-  }
-};
-
 periodic_options with_policy(missed_tick_policy p) {
   periodic_options o;
   o.missed_ticks = p;
@@ -53,7 +37,7 @@ BOOST_AUTO_TEST_SUITE(periodic_at_an_instant)
 
 BOOST_AUTO_TEST_CASE(fixed_rate_deadlines_are_first_plus_k_periods) {
   constexpr auto period = 20ms;
-  deadline_pool p;
+  deadline_pool p{1};
   const auto first = steady::now() + 30ms;
   std::atomic<int> runs{0};
   auto f = p.pool.schedule_at_fixed_rate(first, period, [&] { ++runs; });
@@ -71,7 +55,7 @@ BOOST_AUTO_TEST_CASE(fixed_rate_deadlines_are_first_plus_k_periods) {
 BOOST_AUTO_TEST_CASE(a_past_first_instant_runs_at_once_then_bursts_on_its_grid) {
   // Ideal instants first, first + 1 h and first + 2 h have passed; the next,
   // first + 3 h, is half an hour away. burst runs the three at once.
-  deadline_pool p;
+  deadline_pool p{1};
   const auto first = steady::now() - 150min;
   std::atomic<int> runs{0};
   auto f = p.pool.schedule_at_fixed_rate(first, 1h, [&] { ++runs; });
@@ -87,7 +71,7 @@ BOOST_AUTO_TEST_CASE(a_past_first_instant_runs_at_once_then_bursts_on_its_grid) 
 }
 
 BOOST_AUTO_TEST_CASE(a_past_first_instant_with_skip_runs_once_and_moves_to_the_grid) {
-  deadline_pool p;
+  deadline_pool p{1};
   const auto first = steady::now() - 150min;
   std::atomic<int> runs{0};
   auto f = p.pool.schedule_at_fixed_rate(first, 1h, [&] { ++runs; }, with_policy(missed_tick_policy::skip));
@@ -101,7 +85,7 @@ BOOST_AUTO_TEST_CASE(a_past_first_instant_with_skip_runs_once_and_moves_to_the_g
 }
 
 BOOST_AUTO_TEST_CASE(fixed_delay_first_deadline_is_the_instant) {
-  deadline_pool p;
+  deadline_pool p{1};
   const auto first = steady::now() + 20ms;
   std::atomic<int> runs{0};
   auto f = p.pool.schedule_with_fixed_delay(first, 1h, [&] { ++runs; });
@@ -115,7 +99,7 @@ BOOST_AUTO_TEST_CASE(fixed_delay_first_deadline_is_the_instant) {
 }
 
 BOOST_AUTO_TEST_CASE(any_duration_type_of_the_steady_clock_is_kept_exactly) {
-  deadline_pool p;
+  deadline_pool p{1};
   const auto first = std::chrono::time_point_cast<std::chrono::milliseconds>(steady::now()) + 20ms;
   std::atomic<int> runs{0};
   auto f = p.pool.schedule_at_fixed_rate(first, 1h, [&] { ++runs; });

@@ -28,15 +28,6 @@ using namespace pool_test;
 using boost::system::error_code;
 using chronopool::scheduled_thread_pool;
 
-namespace {
-
-struct recorded {
-  int calls = 0;
-  error_code ec;
-};
-
-}  // namespace
-
 BOOST_AUTO_TEST_SUITE(async_termination)
 
 BOOST_AUTO_TEST_CASE(async_join_shuts_down_and_completes_once_running_work_finished) {

@@ -6,6 +6,8 @@
 
 #include "../../support/bounded_wait.hpp"
 
+#include <boost/system/error_code.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -26,6 +28,12 @@ template <class Pred>
 bool eventually(Pred pred, steady::duration timeout = long_wait) {
   return test_support::eventually(pred, timeout);
 }
+
+/// One completion handler's record: how often it ran, and its error.
+struct recorded {
+  int calls = 0;
+  boost::system::error_code ec;
+};
 
 /// A one-way gate: tasks wait on it (bounded), the test opens it.
 class gate {

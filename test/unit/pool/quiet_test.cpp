@@ -28,11 +28,6 @@ using chronopool::scheduled_thread_pool;
 
 namespace {
 
-struct recorded {
-  int calls = 0;
-  error_code ec;
-};
-
 auto far_horizon() { return steady::now() + 1h; }
 
 }  // namespace

@@ -185,12 +185,6 @@ BOOST_AUTO_TEST_CASE(remove_if_and_drain_reach_tasks_in_the_tier_and_the_never_l
   BOOST_TEST(q.check_invariants());
 }
 
-namespace {
-
-struct bare_node : cpd::index_node {};
-
-}  // namespace
-
 BOOST_AUTO_TEST_CASE(erasing_most_far_nodes_gives_the_buffers_back) {
   // 40,000 nodes an hour out, 40,000 four hours out (other buckets), 1,000
   // "never": once all but a few are erased, the index holds a small part of

@@ -11,6 +11,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "queue_test_support.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -37,9 +39,9 @@ std::size_t page_size() { return cpp::page_size(); }
 
 std::size_t whole_pages(std::size_t bytes) { return (bytes + page_size() - 1) / page_size() * page_size(); }
 
-struct bare_node : cpd::index_node {};
-
 }  // namespace
+
+using queue_test::bare_node;
 
 BOOST_AUTO_TEST_SUITE(mapped_buffer)
 

@@ -20,8 +20,6 @@ namespace {
 
 using namespace queue_test;
 
-struct bare_node : cpd::index_node {};
-
 /// Default window (2^30 ns): wheel slots of 2^20 ns, about 1 ms.
 constexpr std::chrono::nanoseconds slot_width{1 << 20};
 

@@ -78,6 +78,9 @@ inline constexpr auto hang_limit = std::chrono::seconds(5);
 /// A time point as a printable tick count (Boost.Test prints operands).
 inline time_point::rep ticks(time_point t) noexcept { return t.time_since_epoch().count(); }
 
+/// A deadline index's node and nothing else, for tests of the index alone.
+struct bare_node : cpd::index_node {};
+
 /// Counts live instances; a callable capturing one tells when it is destroyed.
 struct life_counter {
   std::atomic<long> live{0};

@@ -81,18 +81,18 @@ class initiate_record_cancellation {
 
 /// Counts its allocations (and allocates with new).
 template <class T>
-struct counting_allocator {
+struct counting_size_allocator {
   using value_type = T;
-  explicit counting_allocator(std::size_t& n) noexcept : count(&n) {}
+  explicit counting_size_allocator(std::size_t& n) noexcept : count(&n) {}
   template <class U>
-  counting_allocator(const counting_allocator<U>& o) noexcept : count(o.count) {}
+  counting_size_allocator(const counting_size_allocator<U>& o) noexcept : count(o.count) {}
   T* allocate(std::size_t n) {
     ++*count;
     return std::allocator<T>().allocate(n);
   }
   void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
   template <class U>
-  bool operator==(const counting_allocator<U>& o) const noexcept {
+  bool operator==(const counting_size_allocator<U>& o) const noexcept {
     return count == o.count;
   }
   std::size_t* count;
@@ -273,7 +273,7 @@ BOOST_AUTO_TEST_CASE(the_handlers_executor_and_allocator_are_kept) {
   std::size_t allocations = 0;
   std::optional<bool> on_strand;
   slow.async_wait(chronopool::cancel_after(
-      20ms, asio::bind_allocator(counting_allocator<void>(allocations),
+      20ms, asio::bind_allocator(counting_size_allocator<void>(allocations),
                                  asio::bind_executor(strand, [&](error_code) {
                                    on_strand = strand.running_in_this_thread();
                                  }))));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "../../support/quiet_use_future.hpp"  // first: see there
+#include "timer_test_support.hpp"
 
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/system_timer.hpp>
@@ -63,8 +64,6 @@ struct stamp {
   }
 };
 
-/// Generous bound for anything that must happen (CI: 2 cores, sanitizers).
-constexpr auto long_wait = 10s;
 /// A wait that must not complete during a test.
 constexpr auto far_away = 1h;
 

@@ -6,6 +6,7 @@
 // CLOCK_REALTIME.
 #include "../../support/injected_step.hpp"
 #include "../../support/machine_clock.hpp"
+#include "timer_test_support.hpp"
 
 #include <chronopool/detail/time/clock_steps.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -41,8 +42,6 @@ using boost::system::error_code;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-constexpr auto long_wait = 10s;
 
 /// One wait's outcome, thread-safe, with the steady and wall times it came at.
 struct wall_outcome {
