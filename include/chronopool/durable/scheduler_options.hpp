@@ -39,7 +39,7 @@ enum class misfire_policy {
 /// max_attempts fails as well, the fire becomes a dead letter
 /// (scheduler::async_list_dead_letters) and a periodic schedule moves on to
 /// its next occurrence. See docs/durable.md, "Failures". The defaults are
-/// also the Redis library's (src/durable/chronopool_functions.lua).
+/// also the Redis library's (src/durable/functions/library.lua).
 struct failure_policy {
   /// How many times one occurrence runs at most, the first run included; at least 1.
   std::uint32_t max_attempts = 5;
