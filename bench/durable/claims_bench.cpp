@@ -214,16 +214,16 @@ struct mode {
 };
 
 std::size_t expect_fires(const dd::redis_value& v, std::size_t n, dd::claim_result& out) {
-  if (const auto ec = dd::parse_claim(v, out)) throw std::runtime_error("cp_claim_v3 reply: " + ec.message());
-  if (out.fires.size() != n) throw std::runtime_error("cp_claim_v3 returned fewer fires than are due");
+  if (const auto ec = dd::parse_claim(v, out)) throw std::runtime_error("cp_claim_v4 reply: " + ec.message());
+  if (out.fires.size() != n) throw std::runtime_error("cp_claim_v4 returned fewer fires than are due");
   return n;
 }
 
 void expect_acked(const dd::redis_value& v) {
   bool acked = false;
   std::int64_t next_due = 0;
-  if (const auto ec = dd::parse_ack(v, acked, next_due)) throw std::runtime_error("cp_ack_v3 reply: " + ec.message());
-  if (!acked) throw std::runtime_error("cp_ack_v3 did not ack");
+  if (const auto ec = dd::parse_ack(v, acked, next_due)) throw std::runtime_error("cp_ack_v4 reply: " + ec.message());
+  if (!acked) throw std::runtime_error("cp_ack_v4 did not ack");
 }
 
 void expect_popped(const dd::redis_value& v, std::size_t n) {
@@ -500,7 +500,7 @@ int run(const options& o) {
   std::vector<double> put_ratio;
   for (std::size_t i = 0; i < puts.size(); ++i) put_ratio.push_back(puts[i] / peer_puts[i]);
   fmt::print("\n| | ours | peer | ours/peer |\n|---|---:|---:|---:|\n");
-  fmt::print("| fill: puts/s (cp_put_v3 vs ZADD, {} outstanding) | {} | {} | {} |\n", put_window, cell(puts),
+  fmt::print("| fill: puts/s (cp_put_v4 vs ZADD, {} outstanding) | {} | {} | {} |\n", put_window, cell(puts),
              cell(peer_puts), cell(put_ratio, "{:.2f}"));
   const auto& seq = per_mode[0];
   fmt::print("| seq: one claim round trip p50, µs | {} | {} | |\n", cell(seq.p50, "{:.1f}"),

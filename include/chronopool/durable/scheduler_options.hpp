@@ -82,6 +82,11 @@ struct schedule_options {
   /// Retries and dead letters of this schedule's fires; empty: the
   /// scheduler's scheduler_options::failure. Fixed when the schedule is created.
   std::optional<failure_policy> failure;
+  /// How many of its last runs the schedule keeps in Redis, for
+  /// scheduler::async_inspect (each acknowledged, failed or expired
+  /// attempt is one, recorded in the same step as the acknowledgement);
+  /// 0 to 1000, 0: none.
+  std::uint32_t history_length = 10;
 };
 
 /// Settings of one scheduler (one process's view of a namespace).

@@ -1,10 +1,10 @@
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
--- chronopool's Redis function library, part 4 of 5 (see library.lua for the
+-- chronopool's Redis function library, part 4 of 6 (see library.lua for the
 -- keys and the rules): dead letters, listed, re-driven and deleted.
 
--- cp_dead_list_v3: up to n dead letters, oldest first, each a flat list of
+-- cp_dead_list_v4: up to n dead letters, oldest first, each a flat list of
 -- fields: schedule, fire, task, due, attempts, error, at (no payload).
 -- ARGV: n
 local function dead_list(keys, args)
@@ -19,7 +19,7 @@ local function dead_list(keys, args)
   return out
 end
 
--- cp_dead_redrive_v3: runs a dead letter again, as a one-shot schedule due
+-- cp_dead_redrive_v4: runs a dead letter again, as a one-shot schedule due
 -- at the occurrence's time (so at once) with a fresh count of attempts and
 -- the same failure policy. It takes the schedule's own id when that is free
 -- (a dead-lettered one-shot comes back with its fire id), else the fire id
@@ -42,13 +42,14 @@ local function dead_redrive(keys, args)
              'misfire', 'once', 'catch_up', '1', 'created', fmt(now), 'fires', '0', 'last_token', '0',
              'max_attempts', f[5], 'backoff', f[6], 'backoff_mult', f[7], 'backoff_max', f[8])
   redis.call('ZADD', p .. 'due', tonumber(f[4]), id)
+  redis.call('ZADD', p .. 'ids', 0, id)
   redis.call('DEL', dkey)
   redis.call('ZREM', p .. 'dead', fire)
   wake_if_head(p, id, tonumber(f[4]))
   return id
 end
 
--- cp_dead_delete_v3: deletes a dead letter. ARGV: fire. Returns 1 if it existed.
+-- cp_dead_delete_v4: deletes a dead letter. ARGV: fire. Returns 1 if it existed.
 local function dead_delete(keys, args)
   local p = prefix_of(keys)
   redis.call('ZREM', p .. 'dead', args[1])

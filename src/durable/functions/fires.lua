@@ -1,17 +1,17 @@
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
--- chronopool's Redis function library, part 3 of 5 (see library.lua for the
+-- chronopool's Redis function library, part 3 of 6 (see library.lua for the
 -- keys and the rules): claims, leases and acknowledgements of fires.
 
--- requeued for later".
-local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now)
+-- requeued for later" (no earlier than its extra fire `xnext`, if any).
+local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now, xnext)
   if now < due + period then return due end
   if kind == 'delay' then
     if misfire ~= 'skip' then return due end
     local nxt = now + period
     redis.call('HSET', p .. 's:' .. id, 'due', fmt(nxt))
-    redis.call('ZADD', p .. 'due', nxt, id)
+    requeue(p, id, nxt, xnext, nil)
     return nil
   end
   -- Fixed rate: the occurrences keep to the grid due + k * period.
@@ -20,7 +20,7 @@ local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now)
   if misfire == 'skip' then
     local nxt = latest + period
     redis.call('HSET', p .. 's:' .. id, 'due', fmt(nxt))
-    redis.call('ZADD', p .. 'due', nxt, id)
+    requeue(p, id, nxt, xnext, nil)
     return nil
   elseif misfire == 'catch_up' then
     fire = latest - (catch_up - 1) * period
@@ -32,15 +32,16 @@ local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now)
   return fire
 end
 
--- cp_claim_v3: returns expired leases to the due set, then leases up to n
+-- cp_claim_v4: returns expired leases to the due set, then leases up to n
 -- (at most 1000) due fires to `owner` for lease_ms.
 -- ARGV: owner, lease_ms, n
 -- Returns {now, next_event, epoch, fire...}, each fire {id, due, token,
 -- attempt, task, payload, lease_expiry}; next_event is -1 when nothing is
 -- scheduled; epoch is the namespace's (created here when missing).
--- A fire whose last allowed attempt's lease ran out is dead-lettered here.
--- Cost per fire: one HMGET and one HSET; the sorted-set and counter updates
--- are made once per call.
+-- A fire whose last allowed attempt's lease ran out is dead-lettered here;
+-- an expired lease is recorded in its schedule's history. A paused schedule's expired lease does not go back.
+-- Cost per fire: one HMGET and one HSET (one ZSCORE more for an extra fire
+-- being retried); the sorted-set and counter updates are made once per call.
 local function claim(keys, args)
   local p = prefix_of(keys)
   local owner = args[1]
@@ -57,7 +58,15 @@ local function claim(keys, args)
   if #expired > 0 then
     redis.call('ZREM', p .. 'inflight', unpack(expired))
     for _, id in ipairs(expired) do
-      if redis.call('EXISTS', p .. 's:' .. id) == 1 then redis.call('ZADD', p .. 'due', now, id) end
+      local l = redis.call('HMGET', p .. 's:' .. id, 'kind', 'paused', 'lease_due', 'lease_at', 'lease_attempt',
+                           'history')
+      if l[1] then
+        if l[3] then
+          record_run(p, id, tonumber(l[6]) or default_history, tonumber(l[3]), l[4], now, tonumber(l[5]), 'lease_expired',
+                     'the lease ran out (its process died, stalled or stopped)')
+        end
+        if not l[2] then redis.call('ZADD', p .. 'due', now, id) end
+      end
     end
   end
 
@@ -77,15 +86,23 @@ local function claim(keys, args)
       token = token + 1
       local skey = p .. 's:' .. id
       local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'due', 'misfire',
-                           'catch_up', 'lease_due', 'lease_attempt', 'max_attempts')
+                           'catch_up', 'lease_due', 'lease_attempt', 'max_attempts', 'lease_x', 'xnext')
       if f[1] then
         local due = tonumber(f[5])
+        local extra = false
         -- An occurrence leased before (its lease ran out, or it was nacked)
         -- is that same fire again: it runs however late, whatever the misfire
         -- policy, or a claimed fire could be lost. One-shots always fire.
-        local retried = f[8] and tonumber(f[8]) == due
-        if f[3] ~= 'once' and not retried then
-          due = apply_misfire(p, id, f[3], tonumber(f[4]), f[6], tonumber(f[7]), due, now)
+        -- Extra fires wait while the periodic occurrence is retried, and the
+        -- periodic one waits while an extra fire is.
+        local retried = f[8] and f[11] ~= '1' and tonumber(f[8]) == due
+        if not retried and f[11] == '1' and f[8] and redis.call('ZSCORE', p .. 'x:' .. id, f[8]) then
+          retried, extra, due = true, true, tonumber(f[8])
+        elseif not retried and f[12] and tonumber(f[12]) <= now and tonumber(f[12]) < due then
+          extra, due = true, tonumber(f[12])  -- the earlier by nominal time goes first
+        end
+        if f[3] ~= 'once' and not retried and not extra then
+          due = apply_misfire(p, id, f[3], tonumber(f[4]), f[6], tonumber(f[7]), due, now, f[12])
         end
         local attempt = 1
         if retried then attempt = tonumber(f[9]) + 1 end
@@ -97,9 +114,9 @@ local function claim(keys, args)
           due = nil
         end
         if due ~= nil then
-          -- The expiry lives in the inflight set only; cp_get_v3 reports it.
+          -- The expiry lives in the inflight set only; cp_get_v4 reports it.
           redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
-                     'lease_attempt', attempt)
+                     'lease_attempt', attempt, 'lease_x', extra and '1' or '0', 'lease_at', fmt(now))
           leased[#leased + 1] = expiry
           leased[#leased + 1] = id
           out[#out + 1] = {id, due, token, attempt, f[1], f[2], expiry}
@@ -122,11 +139,13 @@ local function lease_due(p, id, token)
   return tonumber(l[2])
 end
 
--- cp_ack_v3: the fire holding `token` is done. A periodic schedule gets its
--- next occurrence (rate: due + period; delay: now + period); a one-shot is
--- deleted. Repeating the ack of the last acknowledged token is harmless.
+-- cp_ack_v4: the fire holding `token` is done, and recorded in the
+-- schedule's history. A periodic schedule
+-- gets its next occurrence (rate: due + period; delay: now + period) unless
+-- the fire was an extra one, which leaves the position as it was; a one-shot
+-- is deleted. Repeating the ack of the last acknowledged token is harmless.
 -- ARGV: id, token[, epoch]
--- Returns {1, next_due} (next_due -1 when the schedule ended), {0, -1} for
+-- Returns {1, next_due} (the schedule's pending due; -1 when it ended), {0, -1} for
 -- a repeated ack or a schedule that no longer exists; error STALE when
 -- another claim superseded the token, DATA_LOST when the epoch changed.
 local function ack(keys, args)
@@ -134,7 +153,8 @@ local function ack(keys, args)
   local id, token = args[1], args[2]
   check_epoch(p, args[3])
   local skey = p .. 's:' .. id
-  local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token')
+  local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token', 'lease_x',
+                       'lease_at', 'lease_attempt', 'paused', 'xnext', 'fires', 'due', 'history')
   if f[3] == false then
     -- Cancelled, or a one-shot whose ack was applied already: nobody else
     -- holds this fire.
@@ -146,19 +166,30 @@ local function ack(keys, args)
   end
   redis.call('ZREM', p .. 'inflight', id)
   if f[3] == 'once' then
-    redis.call('DEL', skey)
+    redis.call('DEL', skey, p .. 'h:' .. id)
+    redis.call('ZREM', p .. 'ids', id)
     return {1, -1}
   end
-  local nxt = next_due(f[3], tonumber(f[4]), tonumber(f[2]), now_ms())
-  redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token)
-  redis.call('HINCRBY', skey, 'fires', 1)
-  redis.call('ZADD', p .. 'due', nxt, id)
-  wake_if_head(p, id, nxt)
+  local now = now_ms()
+  local due = tonumber(f[2])
+  local fires = fmt((tonumber(f[11]) or 0) + 1)
+  record_run(p, id, tonumber(f[13]) or default_history, due, f[7], now, tonumber(f[8]), 'ok', '')
+  if f[6] == '1' then
+    local pending = tonumber(f[12])
+    local xnext = extra_done(p, id, due)
+    redis.call('HSET', skey, 'last_token', token, 'fires', fires)
+    requeue(p, id, pending, xnext, f[9])
+    return {1, pending}
+  end
+  local nxt = next_due(f[3], tonumber(f[4]), due, now)
+  redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token, 'fires', fires)
+  requeue(p, id, nxt, f[10], f[9])
   return {1, nxt}
 end
 
--- cp_nack_v3: the fire holding `token` failed (or was given back) with
--- error text `err`. Unless it was the schedule's last attempt, the same
+-- cp_nack_v4: the fire holding `token` failed (or was given back) with
+-- error text `err`, recorded in the schedule's history. Unless it was the
+-- schedule's last attempt, the same
 -- occurrence may be claimed again after the policy's backoff, jittered by
 -- `jitter` (0 to 1000000: the caller's random draw, as Redis seeds Lua's
 -- generator the same for every call); the last attempt dead-letters it.
@@ -178,12 +209,18 @@ local function nack(keys, args)
     error({err = 'STALE the lease of ' .. id .. ' is not held by token ' .. token})
   end
   local skey = p .. 's:' .. id
-  local f = redis.call('HMGET', skey, 'lease_attempt', 'max_attempts', 'backoff', 'backoff_mult', 'backoff_max')
+  local f = redis.call('HMGET', skey, 'lease_attempt', 'max_attempts', 'backoff', 'backoff_mult', 'backoff_max',
+                       'lease_at', 'paused', 'failures', 'history')
+  local keep = tonumber(f[9]) or default_history
   local attempt = tonumber(f[1])
   local now = now_ms()
+  local failures = fmt((tonumber(f[8]) or 0) + 1)
   if attempt >= tonumber(f[2] or default_policy.max_attempts) then
+    record_run(p, id, keep, due, f[6], now, attempt, 'dead_lettered', err)
+    redis.call('HSET', skey, 'failures', failures)
     return {1, dead_letter(p, id, due, attempt, err, now)}
   end
+  record_run(p, id, keep, due, f[6], now, attempt, 'failed', err)
   local base = tonumber(f[3] or default_policy.backoff) *
                tonumber(f[4] or default_policy.mult) ^ (attempt - 1)
   local cap = tonumber(f[5] or default_policy.backoff_max)
@@ -191,14 +228,17 @@ local function nack(keys, args)
   -- Equal jitter: a wait in [base/2, base], so waits still grow with the
   -- attempts while a fleet's retries spread out.
   local at = now + math.floor(base - (base / 2) * jitter / 1000000)
-  redis.call('HSET', skey, 'last_error', err)
+  -- retry_at: where resume puts it back if it is paused meanwhile.
+  redis.call('HSET', skey, 'last_error', err, 'failures', failures, 'retry_at', fmt(at))
   redis.call('ZREM', p .. 'inflight', id)
-  redis.call('ZADD', p .. 'due', at, id)
-  wake_if_head(p, id, at)
+  if not f[7] then
+    redis.call('ZADD', p .. 'due', at, id)
+    wake_if_head(p, id, at)
+  end
   return {0, at}
 end
 
--- cp_extend_v3: pushes the lease held by `token` to now + lease_ms.
+-- cp_extend_v4: pushes the lease held by `token` to now + lease_ms.
 -- ARGV: id, token, lease_ms[, epoch]
 -- Returns the new expiry; error STALE when the token lost the lease,
 -- DATA_LOST as for ack.
@@ -216,7 +256,7 @@ local function extend(keys, args)
   return expiry
 end
 
--- cp_release_v3: gives back a fire leased to `token` whose handler never
+-- cp_release_v4: gives back a fire leased to `token` whose handler never
 -- started (its process is stopping): the same occurrence may be claimed
 -- again at once, and this attempt does not count against max_attempts.
 -- ARGV: id, token[, epoch]
@@ -229,9 +269,10 @@ local function release(keys, args)
   if lease_due(p, id, token) == nil then return 0 end
   local skey = p .. 's:' .. id
   -- The next claim of this occurrence counts lease_attempt + 1 again.
-  local attempt = tonumber(redis.call('HGET', skey, 'lease_attempt'))
-  redis.call('HSET', skey, 'lease_attempt', fmt(attempt - 1))
+  local f = redis.call('HMGET', skey, 'lease_attempt', 'paused')
+  redis.call('HSET', skey, 'lease_attempt', fmt(tonumber(f[1]) - 1))
   redis.call('ZREM', p .. 'inflight', id)
+  if f[2] then return 1 end  -- paused: resume puts it back
   local now = now_ms()
   redis.call('ZADD', p .. 'due', now, id)
   wake_if_head(p, id, now)

@@ -1,13 +1,14 @@
-#!lua name=chronopool_v3
+#!lua name=chronopool_v4
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
 -- chronopool's durable schedules: the server-side half.
 --
--- The library is kept in five files, concatenated in this order into the
+-- The library is kept in six files, concatenated in this order into the
 -- one source FUNCTION LOAD takes (CMakeLists.txt, functions_source.hpp.in):
 -- library.lua (this one: the keys, the rules and the shared helpers),
--- schedules.lua, fires.lua, dead_letters.lua, and register.lua, which
+-- schedules.lua, fires.lua, dead_letters.lua, manage.lua (listing,
+-- inspecting, pausing, triggering, backfilling) and register.lua, which
 -- registers the functions. Later files use the locals of earlier ones.
 --
 -- Every function takes one key, the namespace's due set "<p>due", where <p>
@@ -18,8 +19,20 @@
 --   <p>inflight   ZSET  schedule id -> when its lease expires (ms)
 --   <p>s:<id>     HASH  the schedule: task, payload, kind, period, due, ...
 --                       and the lease of its latest fire: lease_owner,
---                       lease_token, lease_due, lease_attempt
---                       (one hash, so a claim or an ack touches one key per fire)
+--                       lease_token, lease_due, lease_attempt, lease_x (1:
+--                       the lease is of an extra fire), lease_at (claimed when)
+--                       (one hash, so a claim or an ack touches one key per fire);
+--                       paused (1 while paused: then in neither due set),
+--                       xnext (the earliest extra fire, absent without one),
+--                       retry_at (when a nacked fire may run again), counts
+--                       fires, failures, dead_letters, last_error
+--   <p>ids        ZSET  every schedule id, score 0: listed in id order
+--   <p>ids_built  STRING set once the ids index holds the schedules created
+--                       before it existed (by chronopool_v3)
+--   <p>h:<id>     LIST  the schedule's last runs, newest first, capped
+--                       (see record_run)
+--   <p>x:<id>     ZSET  extra fires of the schedule (trigger, backfill): the
+--                       occurrence's ms as member and score
 --   <p>fence      STRING the last fencing token handed out (see "Tokens")
 --   <p>epoch      STRING the namespace's epoch, "<ms>/<owner>": created by
 --                       the first claim that finds it missing (see "Epoch")
@@ -33,6 +46,14 @@
 -- occurrence's nominal time and, with the id, names the fire ("<id>@<due>");
 -- the due set's score is only when it may next be claimed (later than due
 -- after a nack). Redis TIME is the only clock.
+--
+-- Extra fires (trigger now, backfill) are occurrences run besides the
+-- periodic ones, without moving the schedule's position: the schedule still
+-- has one lease at a time, so its runs never overlap. A claim fires, of
+-- what is due, the occurrence being retried if there is one, else the
+-- earlier by nominal time of the pending periodic occurrence and the
+-- earliest extra fire. The due set's score is the earlier of the two while
+-- nothing is being retried.
 --
 -- Epoch: a namespace's data can vanish under a running fleet (Redis
 -- restarted without persistence, FLUSHALL, failover to a replica that had
@@ -128,11 +149,70 @@ local function next_event(p)
   return nxt
 end
 
+-- Deletes a schedule with everything of it: pending occurrence, lease,
+-- pause, extra fires, history (its dead letters stay).
 local function remove_schedule(p, id)
-  local existed = redis.call('DEL', p .. 's:' .. id)
+  local existed = redis.call('EXISTS', p .. 's:' .. id)
+  redis.call('DEL', p .. 's:' .. id, p .. 'h:' .. id, p .. 'x:' .. id)
   redis.call('ZREM', p .. 'due', id)
   redis.call('ZREM', p .. 'inflight', id)
+  redis.call('ZREM', p .. 'ids', id)
   return existed
+end
+
+-- Puts schedule `id` back in the due set at `at`, its periodic
+-- occurrence's time, or at its earliest extra fire `xnext` (a field value,
+-- or nil) when that is earlier; a paused schedule stays out (resume puts it
+-- back). Announces a new head.
+local function requeue(p, id, at, xnext, paused)
+  if paused then return end
+  if xnext then
+    local x = tonumber(xnext)
+    if x < at then at = x end
+  end
+  redis.call('ZADD', p .. 'due', at, id)
+  wake_if_head(p, id, at)
+end
+
+-- How many past runs a schedule keeps when it was created without a
+-- history length (its field "history" is stored only when it differs).
+local default_history = 10
+
+-- The history length a caller sent (absent or empty: the default).
+local function history_arg(s)
+  if s == nil or s == '' then return default_history end
+  local n = to_int(s, 'history')
+  if n < 0 then error({err = 'BADARG history must not be negative'}) end
+  return n
+end
+
+-- Records a finished attempt in the schedule's history, newest first, kept
+-- to `keep` entries (0: none). An entry is one string, "<due> <started>
+-- <finished> <attempt> <outcome> <error text>": the numbers and the outcome
+-- (ok, failed, dead_lettered, lease_expired) hold no spaces, so the error
+-- text is the rest, whatever it contains. `started` is the claim's time
+-- (-1 when unknown: a lease taken by chronopool_v3).
+local function record_run(p, id, keep, due, started, finished, attempt, outcome, err)
+  if keep <= 0 then return end
+  local h = p .. 'h:' .. id
+  redis.call('LPUSH', h, fmt(due) .. ' ' .. (started or '-1') .. ' ' .. fmt(finished) .. ' ' ..
+             fmt(attempt or 0) .. ' ' .. outcome .. ' ' .. (err or ''))
+  redis.call('LTRIM', h, 0, keep - 1)
+end
+
+-- Extra fire `x` of schedule `id` is finished: dropped, and the schedule's
+-- xnext follows the earliest one left. Returns that one as a field value
+-- (nil: none left).
+local function extra_done(p, id, x)
+  local xkey = p .. 'x:' .. id
+  redis.call('ZREM', xkey, fmt(x))
+  local head = redis.call('ZRANGE', xkey, 0, 0, 'WITHSCORES')
+  if head[2] then
+    redis.call('HSET', p .. 's:' .. id, 'xnext', head[2])
+    return head[2]
+  end
+  redis.call('HDEL', p .. 's:' .. id, 'xnext')
+  return nil
 end
 
 -- The policy of schedules stored without one: created with the default
@@ -149,13 +229,14 @@ local function next_due(kind, period, due, now)
   return nil
 end
 
--- Moves occurrence `due` of schedule `id` (leased or not) to the dead
--- letters with `attempts` and `err`; a periodic schedule gets its next
--- occurrence, a one-shot is deleted. Returns the next due, or -1.
+-- Moves occurrence `due` of schedule `id` (its latest lease's) to the dead
+-- letters with `attempts` and `err`. An extra fire is dropped and the
+-- schedule keeps its position; otherwise a periodic schedule gets its next
+-- occurrence, a one-shot is deleted. Returns the schedule's pending due, or -1.
 local function dead_letter(p, id, due, attempts, err, now)
   local skey = p .. 's:' .. id
   local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'max_attempts', 'backoff',
-                       'backoff_mult', 'backoff_max')
+                       'backoff_mult', 'backoff_max', 'lease_x', 'xnext', 'paused', 'due', 'dead_letters')
   local fire = id .. '@' .. fmt(due)
   local dkey = p .. 'dl:' .. fire
   redis.call('HSET', dkey, 'schedule', id, 'fire', fire, 'task', f[1], 'payload', f[2], 'due', fmt(due),
@@ -166,15 +247,25 @@ local function dead_letter(p, id, due, attempts, err, now)
              'backoff_max', f[8] or fmt(default_policy.backoff_max))
   redis.call('ZADD', p .. 'dead', now, fire)
   redis.call('ZREM', p .. 'inflight', id)
+  local count = fmt((tonumber(f[13]) or 0) + 1)
+  local text = string.sub(err or '', 1, max_error_bytes)
+  if f[9] == '1' then
+    -- An extra fire: the periodic occurrence stays where it was.
+    local xnext = extra_done(p, id, due)
+    local pending = tonumber(f[12])
+    redis.call('HSET', skey, 'last_error', text, 'dead_letters', count)
+    requeue(p, id, pending, xnext, f[11])
+    return pending
+  end
   local nxt = next_due(f[3], tonumber(f[4]), due, now)
   if nxt == nil then
-    redis.call('DEL', skey)
+    redis.call('DEL', skey, p .. 'h:' .. id, p .. 'x:' .. id)
     redis.call('ZREM', p .. 'due', id)
+    redis.call('ZREM', p .. 'ids', id)
     return -1
   end
-  redis.call('HSET', skey, 'due', fmt(nxt), 'last_error', string.sub(err or '', 1, max_error_bytes))
-  redis.call('ZADD', p .. 'due', nxt, id)
-  wake_if_head(p, id, nxt)
+  redis.call('HSET', skey, 'due', fmt(nxt), 'last_error', text, 'dead_letters', count)
+  requeue(p, id, nxt, f[10], f[11])
   return nxt
 end
 
