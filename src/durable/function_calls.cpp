@@ -367,9 +367,9 @@ bool parse_run_record(std::string_view entry, std::string_view id, run_record& o
     w = rest.substr(0, sp);
     rest.remove_prefix(sp + 1);
   }
-  std::int64_t due = 0, started = 0, finished = 0, attempt = 0;
-  if (!field_int(words[0], due) || !field_int(words[1], started) || !field_int(words[2], finished) ||
-      !field_int(words[3], attempt) || attempt < 0 || attempt > INT32_MAX)
+  std::int64_t due = 0, token = 0, finished = 0, attempt = 0;
+  if (!field_int(words[0], due) || !field_int(words[1], token) || !field_int(words[2], finished) ||
+      !field_int(words[3], attempt) || attempt < 0 || attempt > INT32_MAX || token < 0)
     return false;
   if (words[4] == "ok") out.outcome = run_outcome::succeeded;
   else if (words[4] == "failed") out.outcome = run_outcome::failed;
@@ -378,7 +378,10 @@ bool parse_run_record(std::string_view entry, std::string_view id, run_record& o
   else return false;
   out.fire_id = fmt::format("{}@{}", id, due);
   out.due = to_time_point(due);
-  if (started >= 0) out.started = to_time_point(started); else out.started.reset();
+  // Tokens start at 1000 per millisecond of the claim's time (the library's
+  // tokens_per_ms, "Tokens" in library.lua): the token says when.
+  out.token = static_cast<std::uint64_t>(token);
+  if (token > 0) out.started = to_time_point(token / 1000); else out.started.reset();
   out.finished = to_time_point(finished);
   out.attempt = static_cast<std::uint32_t>(attempt);
   out.error = std::string(rest);

@@ -77,8 +77,14 @@ struct run_record {
   /// "<schedule id>@<due in ms>", as fire_context::fire_id.
   std::string fire_id;
   std::chrono::system_clock::time_point due;  ///< the occurrence's nominal time
-  /// When the attempt was claimed (Redis's clock); empty when unknown.
+  /// When the attempt was claimed (Redis's clock), read from its fencing
+  /// token: claims hand out tokens from 1000 per millisecond of Redis's
+  /// time, so this is exact to the millisecond unless the fleet claimed
+  /// more than 1000 fires in one (see docs/durable.md, "Data loss: epochs
+  /// and tokens"); empty when unknown.
   std::optional<std::chrono::system_clock::time_point> started;
+  /// The attempt's fencing token (fire_context::token).
+  std::uint64_t token = 0;
   std::chrono::system_clock::time_point finished;  ///< when it was acknowledged, failed or found expired
   std::uint32_t attempt = 0;  ///< which attempt of the occurrence, from 1
   run_outcome outcome = run_outcome::succeeded;  ///< how it ended

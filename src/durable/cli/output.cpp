@@ -126,9 +126,9 @@ void printer::details(const schedule_details& d) {
     for (std::size_t i = 0; i < d.history.size(); ++i) {
       const auto& r = d.history[i];
       runs += fmt::format(
-          "{}{{\"fire_id\":{},\"due\":\"{}\",\"started\":{},\"finished\":\"{}\",\"attempt\":{},\"outcome\":\"{}\","
-          "\"error\":{}}}",
-          i ? "," : "", json_string(r.fire_id), format_time(r.due),
+          "{}{{\"fire_id\":{},\"due\":\"{}\",\"token\":{},\"started\":{},\"finished\":\"{}\",\"attempt\":{},"
+          "\"outcome\":\"{}\",\"error\":{}}}",
+          i ? "," : "", json_string(r.fire_id), format_time(r.due), r.token,
           r.started ? "\"" + format_time(*r.started) + "\"" : std::string("null"), format_time(r.finished), r.attempt,
           outcome_name(r.outcome), json_string(r.error));
     }

@@ -58,11 +58,11 @@ local function claim(keys, args)
   if #expired > 0 then
     redis.call('ZREM', p .. 'inflight', unpack(expired))
     for _, id in ipairs(expired) do
-      local l = redis.call('HMGET', p .. 's:' .. id, 'kind', 'paused', 'lease_due', 'lease_at', 'lease_attempt',
+      local l = redis.call('HMGET', p .. 's:' .. id, 'kind', 'paused', 'lease_due', 'lease_token', 'lease_attempt',
                            'history')
       if l[1] then
         if l[3] then
-          record_run(p, id, tonumber(l[6]) or default_history, tonumber(l[3]), l[4], now, tonumber(l[5]), 'lease_expired',
+          record_run(p, id, tonumber(l[6]) or default_history, l[3], l[4], fmt(now), l[5], 'lease_expired',
                      'the lease ran out (its process died, stalled or stopped)')
         end
         if not l[2] then redis.call('ZADD', p .. 'due', now, id) end
@@ -116,7 +116,7 @@ local function claim(keys, args)
         if due ~= nil then
           -- The expiry lives in the inflight set only; cp_get_v4 reports it.
           redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
-                     'lease_attempt', attempt, 'lease_x', extra and '1' or '0', 'lease_at', fmt(now))
+                     'lease_attempt', attempt, 'lease_x', extra and '1' or '0')
           leased[#leased + 1] = expiry
           leased[#leased + 1] = id
           out[#out + 1] = {id, due, token, attempt, f[1], f[2], expiry}
@@ -154,7 +154,7 @@ local function ack(keys, args)
   check_epoch(p, args[3])
   local skey = p .. 's:' .. id
   local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token', 'lease_x',
-                       'lease_at', 'lease_attempt', 'paused', 'xnext', 'fires', 'due', 'history')
+                       'lease_attempt', 'paused', 'xnext', 'fires', 'due', 'history')
   if f[3] == false then
     -- Cancelled, or a one-shot whose ack was applied already: nobody else
     -- holds this fire.
@@ -172,18 +172,18 @@ local function ack(keys, args)
   end
   local now = now_ms()
   local due = tonumber(f[2])
-  local fires = fmt((tonumber(f[11]) or 0) + 1)
-  record_run(p, id, tonumber(f[13]) or default_history, due, f[7], now, tonumber(f[8]), 'ok', '')
+  local fires = fmt((tonumber(f[10]) or 0) + 1)
+  record_run(p, id, tonumber(f[12]) or default_history, f[2], token, fmt(now), f[7], 'ok', '')
   if f[6] == '1' then
-    local pending = tonumber(f[12])
+    local pending = tonumber(f[11])
     local xnext = extra_done(p, id, due)
     redis.call('HSET', skey, 'last_token', token, 'fires', fires)
-    requeue(p, id, pending, xnext, f[9])
+    requeue(p, id, pending, xnext, f[8])
     return {1, pending}
   end
   local nxt = next_due(f[3], tonumber(f[4]), due, now)
   redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token, 'fires', fires)
-  requeue(p, id, nxt, f[10], f[9])
+  requeue(p, id, nxt, f[9], f[8])
   return {1, nxt}
 end
 
@@ -210,17 +210,17 @@ local function nack(keys, args)
   end
   local skey = p .. 's:' .. id
   local f = redis.call('HMGET', skey, 'lease_attempt', 'max_attempts', 'backoff', 'backoff_mult', 'backoff_max',
-                       'lease_at', 'paused', 'failures', 'history')
-  local keep = tonumber(f[9]) or default_history
+                       'paused', 'failures', 'history')
+  local keep = tonumber(f[8]) or default_history
   local attempt = tonumber(f[1])
   local now = now_ms()
-  local failures = fmt((tonumber(f[8]) or 0) + 1)
+  local failures = fmt((tonumber(f[7]) or 0) + 1)
   if attempt >= tonumber(f[2] or default_policy.max_attempts) then
-    record_run(p, id, keep, due, f[6], now, attempt, 'dead_lettered', err)
+    record_run(p, id, keep, fmt(due), token, fmt(now), f[1], 'dead_lettered', err)
     redis.call('HSET', skey, 'failures', failures)
     return {1, dead_letter(p, id, due, attempt, err, now)}
   end
-  record_run(p, id, keep, due, f[6], now, attempt, 'failed', err)
+  record_run(p, id, keep, fmt(due), token, fmt(now), f[1], 'failed', err)
   local base = tonumber(f[3] or default_policy.backoff) *
                tonumber(f[4] or default_policy.mult) ^ (attempt - 1)
   local cap = tonumber(f[5] or default_policy.backoff_max)
@@ -231,7 +231,7 @@ local function nack(keys, args)
   -- retry_at: where resume puts it back if it is paused meanwhile.
   redis.call('HSET', skey, 'last_error', err, 'failures', failures, 'retry_at', fmt(at))
   redis.call('ZREM', p .. 'inflight', id)
-  if not f[7] then
+  if not f[6] then
     redis.call('ZADD', p .. 'due', at, id)
     wake_if_head(p, id, at)
   end

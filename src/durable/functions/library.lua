@@ -20,7 +20,7 @@
 --   <p>s:<id>     HASH  the schedule: task, payload, kind, period, due, ...
 --                       and the lease of its latest fire: lease_owner,
 --                       lease_token, lease_due, lease_attempt, lease_x (1:
---                       the lease is of an extra fire), lease_at (claimed when)
+--                       the lease is of an extra fire)
 --                       (one hash, so a claim or an ack touches one key per fire);
 --                       paused (1 while paused: then in neither due set),
 --                       xnext (the earliest extra fire, absent without one),
@@ -186,18 +186,26 @@ local function history_arg(s)
   return n
 end
 
--- Records a finished attempt in the schedule's history, newest first, kept
--- to `keep` entries (0: none). An entry is one string, "<due> <started>
--- <finished> <attempt> <outcome> <error text>": the numbers and the outcome
--- (ok, failed, dead_lettered, lease_expired) hold no spaces, so the error
--- text is the rest, whatever it contains. `started` is the claim's time
--- (-1 when unknown: a lease taken by chronopool_v3).
-local function record_run(p, id, keep, due, started, finished, attempt, outcome, err)
+-- Records a finished attempt in the schedule's history, newest first (0:
+-- none). An entry is one string, "<due> <token> <finished> <attempt>
+-- <outcome> <error text>": the numbers and the outcome (ok, failed,
+-- dead_lettered, lease_expired) hold no spaces, so the error text is the
+-- rest, whatever it contains. The numbers come as the strings Redis keeps
+-- (no formatting here: this runs in every ack). The attempt's fencing
+-- token also says when it was claimed: a claim hands out tokens from
+-- tokens_per_ms * its time in ms (see "Tokens"), so token / tokens_per_ms
+-- is that time to the millisecond while the fleet stays below
+-- tokens_per_ms claims a millisecond, which "Tokens" assumes already; no
+-- field "claimed at" is written by every claim. The list is cut
+-- back to `keep` entries once it holds more than 2 keep, so most runs cost
+-- one LPUSH; it never holds more than 2 keep, and readers show the first
+-- `keep` (cp_inspect).
+local function record_run(p, id, keep, due, token, finished, attempt, outcome, err)
   if keep <= 0 then return end
   local h = p .. 'h:' .. id
-  redis.call('LPUSH', h, fmt(due) .. ' ' .. (started or '-1') .. ' ' .. fmt(finished) .. ' ' ..
-             fmt(attempt or 0) .. ' ' .. outcome .. ' ' .. (err or ''))
-  redis.call('LTRIM', h, 0, keep - 1)
+  local n = redis.call('LPUSH', h, due .. ' ' .. (token or '0') .. ' ' .. finished .. ' ' .. (attempt or '0') ..
+                       ' ' .. outcome .. ' ' .. (err or ''))
+  if n > 2 * keep then redis.call('LTRIM', h, 0, keep - 1) end
 end
 
 -- Extra fire `x` of schedule `id` is finished: dropped, and the schedule's

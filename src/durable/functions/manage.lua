@@ -101,7 +101,8 @@ end
 -- ARGV: id
 -- Returns {summary, fields, runs, extras}: the summary as listed; every
 -- field of its hash as a flat list, plus lease_expires while leased; its
--- history, newest first (see record_run); the first 100 extra fires' times.
+-- history, newest first, its history length of them (see record_run); the
+-- first 100 extra fires' times.
 -- Error NOTFOUND when there is no such schedule.
 local function inspect(keys, args)
   local p = prefix_of(keys)
@@ -109,12 +110,18 @@ local function inspect(keys, args)
   local s = summary(p, id)
   if not s then not_found(id) end
   local f = redis.call('HGETALL', p .. 's:' .. id)
+  local keep = default_history
+  for i = 1, #f, 2 do
+    if f[i] == 'history' then keep = tonumber(f[i + 1]) end
+  end
   local expiry = redis.call('ZSCORE', p .. 'inflight', id)
   if expiry then
     f[#f + 1] = 'lease_expires'
     f[#f + 1] = expiry
   end
-  return {s, f, redis.call('LRANGE', p .. 'h:' .. id, 0, -1), redis.call('ZRANGE', p .. 'x:' .. id, 0, 99)}
+  local runs = {}
+  if keep > 0 then runs = redis.call('LRANGE', p .. 'h:' .. id, 0, keep - 1) end
+  return {s, f, runs, redis.call('ZRANGE', p .. 'x:' .. id, 0, 99)}
 end
 
 -- cp_pause_v4: no fire of the schedule is claimed until it is resumed; one

@@ -321,6 +321,8 @@ BOOST_AUTO_TEST_CASE(history_keeps_the_last_runs_with_outcome_and_error_bounded_
     const auto& r = d.history[i];
     BOOST_TEST(r.fire_id == "h@" + std::to_string(ms_of(r.due)));
     BOOST_TEST_REQUIRE(r.started.has_value());
+    BOOST_TEST(r.token > 0u);
+    BOOST_TEST(ms_of(*r.started) == static_cast<std::int64_t>(r.token / 1000));  // read from the token
     BOOST_TEST((*r.started <= r.finished));
     if (i > 0) BOOST_TEST((r.finished <= d.history[i - 1].finished), "newest first");
     if (r.outcome == cd::run_outcome::succeeded) {
@@ -333,6 +335,14 @@ BOOST_AUTO_TEST_CASE(history_keeps_the_last_runs_with_outcome_and_error_bounded_
     }
   }
   BOOST_TEST((saw_ok && saw_failed));
+  {
+    // Redis keeps at most twice the history length (cut back in batches).
+    dt::sync_redis redis(dt::test_redis_options());
+    const cd::detail::key_space ks(ns);
+    const auto len = redis.exec({"LLEN", ks.prefix() + "h:h"}).integer;
+    BOOST_TEST(len >= 3);
+    BOOST_TEST(len <= 6);
+  }
   BOOST_TEST(d.last_error.rfind("even call ", 0) == 0u);
   // Without history: nothing recorded.
   cd::schedule_options none;

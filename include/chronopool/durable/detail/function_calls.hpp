@@ -161,7 +161,7 @@ boost::system::error_code parse_inspect(const redis_value& v, schedule_details& 
 boost::system::error_code parse_trigger(const redis_value& v, std::string_view id, triggered_fire& out);
 /// cp_backfill_v4.
 boost::system::error_code parse_backfill(const redis_value& v, backfill_result& out);
-/// One history entry, "<due> <started> <finished> <attempt> <outcome> <error>",
+/// One history entry, "<due> <token> <finished> <attempt> <outcome> <error>",
 /// of schedule `id`; false when it does not have that shape.
 bool parse_run_record(std::string_view entry, std::string_view id, run_record& out);
 
