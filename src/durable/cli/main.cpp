@@ -11,8 +11,7 @@
 #include <chronopool/durable/scheduler.hpp>
 
 #include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_future.hpp>
-#include <boost/system/system_error.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <fmt/format.h>
 
@@ -20,13 +19,14 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cli = chronopool::durable::cli;
 namespace cd = chronopool::durable;
-using boost::asio::use_future;
 
 namespace {
 
@@ -35,15 +35,18 @@ struct operation_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Waits for an operation; its error becomes an operation_error naming `what`
-// (the command and the id or value it was about).
-template <class Future>
-auto get(Future f, const std::string& what) {
-  try {
-    return f.get();
-  } catch (const boost::system::system_error& e) {
-    throw operation_error(fmt::format("{}: {}", what, e.code().message()));
-  }
+// Starts an operation with a handler and waits for it; its error becomes an
+// operation_error naming `what` (the command and the id or value it was
+// about). The handler hands over the error_code itself rather than an
+// exception (as use_future would): no exception_ptr crosses threads.
+template <class T, class Start>
+T get(Start start, const std::string& what) {
+  std::promise<std::pair<boost::system::error_code, T>> done;
+  auto result = done.get_future();
+  start([&done](boost::system::error_code ec, T value) { done.set_value({ec, std::move(value)}); });
+  auto [ec, value] = result.get();
+  if (ec) throw operation_error(fmt::format("{}: {}", what, ec.message()));
+  return std::move(value);
 }
 
 int run(const cli::invocation& inv) {
@@ -66,22 +69,29 @@ int run(const cli::invocation& inv) {
     std::vector<cd::schedule_summary> all;
     do {
       q.limit = std::min<std::size_t>(1000, inv.limit - all.size());
-      auto page = get(s.async_list_schedules(q, use_future), what);
+      auto page = get<cd::schedule_page>([&](auto h) { s.async_list_schedules(q, std::move(h)); }, what);
       for (auto& e : page.schedules) all.push_back(std::move(e));
       q.after = page.next_cursor;
     } while (!q.after.empty() && all.size() < inv.limit);
     out.schedules(all);
   } else if (cmd == "show") {
-    out.details(get(s.async_inspect(c[1], use_future), what));
+    out.details(get<cd::schedule_details>([&](auto h) { s.async_inspect(c[1], std::move(h)); }, what));
   } else if (cmd == "pause" || cmd == "resume") {
-    const bool changed = get(cmd == "pause" ? s.async_pause(c[1], use_future) : s.async_resume(c[1], use_future), what);
+    const bool changed = get<bool>(
+        [&](auto h) {
+          if (cmd == "pause")
+            s.async_pause(c[1], std::move(h));
+          else
+            s.async_resume(c[1], std::move(h));
+        },
+        what);
     const char* state = cmd == "pause" ? "paused" : "resumed";
     out.message({{"id", c[1]}, {"state", cmd == "pause" ? "paused" : "active"}, {"changed", changed ? "true" : "false"}},
                 changed ? fmt::format("{} {}", c[1], state)
                         : fmt::format("{} was {} already", c[1], cmd == "pause" ? "paused" : "not paused"),
                 {"changed"});
   } else if (cmd == "trigger") {
-    const auto t = get(s.async_trigger_now(c[1], use_future), what);
+    const auto t = get<cd::triggered_fire>([&](auto h) { s.async_trigger_now(c[1], std::move(h)); }, what);
     out.message({{"id", c[1]},
                  {"fire_id", t.fire_id},
                  {"due", cli::format_time(t.due)},
@@ -90,28 +100,30 @@ int run(const cli::invocation& inv) {
                             t.queued_behind_running ? " (queued behind the running fire)" : ""),
                 {"queued_behind_running"});
   } else if (cmd == "backfill") {
-    const auto r = get(s.async_backfill(c[1], *inv.from, *inv.to, use_future), what);
+    const auto r =
+        get<cd::backfill_result>([&](auto h) { s.async_backfill(c[1], *inv.from, *inv.to, std::move(h)); }, what);
     out.message({{"id", c[1]}, {"occurrences", std::to_string(r.occurrences)}, {"added", std::to_string(r.added)}},
                 fmt::format("{}: {} occurrence{} in [{}, {}), {} newly enqueued", c[1], r.occurrences,
                             r.occurrences == 1 ? "" : "s", cli::format_time(*inv.from), cli::format_time(*inv.to),
                             r.added),
                 {"occurrences", "added"});
   } else if (cmd == "delete") {
-    if (!get(s.async_cancel(c[1], use_future), what))
+    if (!get<bool>([&](auto h) { s.async_cancel(c[1], std::move(h)); }, what))
       throw operation_error(fmt::format("{}: no schedule with this id", what));
     out.message({{"id", c[1]}, {"deleted", "true"}}, fmt::format("{} deleted", c[1]), {"deleted"});
   } else if (cmd == "time") {
-    const auto t = get(s.async_server_time(use_future), what);
+    const auto t = get<cd::scheduler::time_point>([&](auto h) { s.async_server_time(std::move(h)); }, what);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
     out.message({{"time", cli::format_time(t)}, {"ms", std::to_string(ms)}}, cli::format_time(t), {"ms"});
   } else if (c[1] == "list") {
-    out.dead_letters(get(s.async_list_dead_letters(inv.limit, use_future), what));
+    out.dead_letters(
+        get<std::vector<cd::dead_letter>>([&](auto h) { s.async_list_dead_letters(inv.limit, std::move(h)); }, what));
   } else if (c[1] == "redrive") {
-    const auto id = get(s.async_redrive_dead_letter(c[2], use_future), what);
+    const auto id = get<std::string>([&](auto h) { s.async_redrive_dead_letter(c[2], std::move(h)); }, what);
     if (id.empty()) throw operation_error(fmt::format("{}: no dead letter with this fire id", what));
     out.message({{"fire_id", c[2]}, {"schedule_id", id}}, fmt::format("{} re-driven as schedule {}", c[2], id), {});
   } else {  // dead-letters delete
-    if (!get(s.async_delete_dead_letter(c[2], use_future), what))
+    if (!get<bool>([&](auto h) { s.async_delete_dead_letter(c[2], std::move(h)); }, what))
       throw operation_error(fmt::format("{}: no dead letter with this fire id", what));
     out.message({{"fire_id", c[2]}, {"deleted", "true"}}, fmt::format("{} deleted", c[2]), {"deleted"});
   }
