@@ -63,6 +63,7 @@ struct options {
   std::string fsync = "everysec";
   std::string server = CHRONOPOOL_REDIS_SERVER;
   bool quick = false;
+  bool periodic = false;  // fixed-rate schedules: acks take the periodic path
 };
 
 // ---- a blocking façade over the pipelined connection ----------------------
@@ -153,7 +154,9 @@ struct ours {
   dd::key_space ks;
   std::size_t next = 0;  // ids are never reused: a top-up adds fresh ones behind the rest
 
-  explicit ours(std::string ns) : ks(ns) {}
+  bool periodic = false;  // fixed rate, period one day: an ack enqueues the next occurrence
+
+  ours(std::string ns, bool fixed_rate) : ks(ns), periodic(fixed_rate) {}
 
   std::vector<std::string> put(std::size_t i) const {
     dd::put_request r;
@@ -162,6 +165,10 @@ struct ours {
     r.payload = payload;
     r.absolute = true;
     r.at_ms = due_of(i);
+    if (periodic) {
+      r.kind = dd::schedule_kind::fixed_rate;
+      r.period_ms = 86'400'000;
+    }
     return dd::put_call(ks, r);
   }
   std::vector<std::string> claim(std::size_t n) const { return dd::claim_call(ks, "bench-owner", lease_ms, n); }
@@ -214,16 +221,16 @@ struct mode {
 };
 
 std::size_t expect_fires(const dd::redis_value& v, std::size_t n, dd::claim_result& out) {
-  if (const auto ec = dd::parse_claim(v, out)) throw std::runtime_error("cp_claim_v3 reply: " + ec.message());
-  if (out.fires.size() != n) throw std::runtime_error("cp_claim_v3 returned fewer fires than are due");
+  if (const auto ec = dd::parse_claim(v, out)) throw std::runtime_error("cp_claim_v4 reply: " + ec.message());
+  if (out.fires.size() != n) throw std::runtime_error("cp_claim_v4 returned fewer fires than are due");
   return n;
 }
 
 void expect_acked(const dd::redis_value& v) {
   bool acked = false;
   std::int64_t next_due = 0;
-  if (const auto ec = dd::parse_ack(v, acked, next_due)) throw std::runtime_error("cp_ack_v3 reply: " + ec.message());
-  if (!acked) throw std::runtime_error("cp_ack_v3 did not ack");
+  if (const auto ec = dd::parse_ack(v, acked, next_due)) throw std::runtime_error("cp_ack_v4 reply: " + ec.message());
+  if (!acked) throw std::runtime_error("cp_ack_v4 did not ack");
 }
 
 void expect_popped(const dd::redis_value& v, std::size_t n) {
@@ -325,12 +332,14 @@ std::size_t to_size(std::string_view flag, std::string_view s, std::size_t lo) {
 void usage(std::FILE* out) {
   fmt::print(out,
              "usage: chronopool-durable-bench [--quick] [--n N] [--reps R] [--depth K] [--fsync everysec|always]\n"
-             "                                [--redis-server PATH]\n"
+             "                                [--periodic] [--redis-server PATH]\n"
              "  --quick         N = 2,000 and one repetition, for a smoke test\n"
              "  --n N           due one-shot schedules in each namespace (default 200,000)\n"
              "  --reps R        repetitions after one warm-up (default 5); medians are reported\n"
              "  --depth K       outstanding claims in the pipelined mode (default 16)\n"
              "  --fsync MODE    appendfsync of the private redis-server (default everysec)\n"
+             "  --periodic      fixed-rate schedules instead of one-shots: each ack enqueues the\n"
+             "                  next occurrence (and records the run in the schedule's history)\n"
              "  --redis-server  the binary to start (default {})\n",
              CHRONOPOOL_REDIS_SERVER);
 }
@@ -347,6 +356,8 @@ options parse(int argc, char** argv) {
       o.quick = true;
       o.n = 2'000;
       o.reps = 1;
+    } else if (a == "--periodic") {
+      o.periodic = true;
     } else if (a == "--n") {
       o.n = to_size(a, value(i), 100);
     } else if (a == "--reps") {
@@ -427,9 +438,10 @@ int run(const options& o) {
 
   fmt::print("# chronopool-durable-bench\n\n");
   fmt::print("redis-server {} (private, loopback), appendonly {}, appendfsync {} (AOF rewritten between repetitions, "
-             "not during them); N = {} due one-shots per "
+             "not during them); N = {} due {} per "
              "namespace; {} repetition(s) after a warm-up; pipeline depth {}; load average at start {}\n\n",
-             version, aof, fsync, o.n, o.reps, o.depth, load_average());
+             version, aof, fsync, o.n, o.periodic ? "fixed-rate schedules" : "one-shots", o.reps, o.depth,
+             load_average());
   fmt::print(stderr, "redis-server on port {}, data in {}\n", server.port(), server.dir().string());
 
   std::vector<samples> per_mode(modes.size());
@@ -443,7 +455,7 @@ int run(const options& o) {
     c.call(dd::load_functions_call());
     const auto sha = c.call({"SCRIPT", "LOAD", std::string(peer_script)}).str;
     const auto ns = fmt::format("bench{}", rep + 1);
-    ours us(ns);
+    ours us(ns, o.periodic);
     peer them(ns, sha);
     const std::size_t n = warm_up ? o.n / 10 : o.n;
     const double put_rate = fill(c, us, n);
@@ -500,7 +512,7 @@ int run(const options& o) {
   std::vector<double> put_ratio;
   for (std::size_t i = 0; i < puts.size(); ++i) put_ratio.push_back(puts[i] / peer_puts[i]);
   fmt::print("\n| | ours | peer | ours/peer |\n|---|---:|---:|---:|\n");
-  fmt::print("| fill: puts/s (cp_put_v3 vs ZADD, {} outstanding) | {} | {} | {} |\n", put_window, cell(puts),
+  fmt::print("| fill: puts/s (cp_put_v4 vs ZADD, {} outstanding) | {} | {} | {} |\n", put_window, cell(puts),
              cell(peer_puts), cell(put_ratio, "{:.2f}"));
   const auto& seq = per_mode[0];
   fmt::print("| seq: one claim round trip p50, µs | {} | {} | |\n", cell(seq.p50, "{:.1f}"),

@@ -59,6 +59,10 @@ class category : public boost::system::error_category {
         return "the TLS connection to Redis failed";
       case error::no_master:
         return "no sentinel named a Redis master that answers as one";
+      case error::not_periodic:
+        return "the schedule is a one-shot: only periodic schedules take extra fires (trigger now, backfill)";
+      case error::too_many_fires:
+        return "the range holds more occurrences than one backfill may enqueue";
     }
     return "unknown chronopool.durable error";
   }

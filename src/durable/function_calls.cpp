@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Argument vectors for, and replies of, the chronopool_v3 Redis functions.
+// Argument vectors for, and replies of, the chronopool_v4 Redis functions.
 #include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/error.hpp>
 
@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <string_view>
 
 namespace chronopool::durable::detail {
@@ -113,7 +114,8 @@ std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
   std::vector<std::string> args{r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
                                 num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
                                 num(static_cast<std::int64_t>(r.options.catch_up_max)),
-                                r.options.update ? "2" : r.options.replace ? "1" : "0"};
+                                r.options.update ? "2" : r.options.replace ? "1" : "0",
+                                num(static_cast<std::int64_t>(r.options.history_length))};
   // The default policy is the library's too: not sent, not stored, so a
   // schedule with it costs no more than before there were policies.
   const failure_policy d{};
@@ -125,19 +127,19 @@ std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
     args.push_back(fmt::format("{}", f.multiplier));
     args.push_back(num(clamp_ms(f.max_backoff.count())));
   }
-  return fcall(ks, "cp_put_v3", std::move(args));
+  return fcall(ks, "cp_put_v4", std::move(args));
 }
 
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,
                                     std::size_t n) {
-  return fcall(ks, "cp_claim_v3", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_claim_v4", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
 }
 
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
                                   std::string_view epoch) {
   std::vector<std::string> args{std::string(id), num(token)};
   if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_ack_v3", std::move(args));
+  return fcall(ks, "cp_ack_v4", std::move(args));
 }
 
 std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
@@ -145,48 +147,81 @@ std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std
   std::vector<std::string> args{std::string(id), num(token), num(static_cast<std::uint64_t>(jitter)),
                                 std::string(error_text.substr(0, max_error_bytes))};
   if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_nack_v3", std::move(args));
+  return fcall(ks, "cp_nack_v4", std::move(args));
 }
 
 std::vector<std::string> extend_call(const key_space& ks, std::string_view id, std::uint64_t token,
                                      std::int64_t lease_ms, std::string_view epoch) {
   std::vector<std::string> args{std::string(id), num(token), num(lease_ms)};
   if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_extend_v3", std::move(args));
+  return fcall(ks, "cp_extend_v4", std::move(args));
 }
 
 std::vector<std::string> release_call(const key_space& ks, std::string_view id, std::uint64_t token,
                                       std::string_view epoch) {
   std::vector<std::string> args{std::string(id), num(token)};
   if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_release_v3", std::move(args));
+  return fcall(ks, "cp_release_v4", std::move(args));
 }
 
 std::vector<std::string> cancel_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_cancel_v3", {std::string(id)});
+  return fcall(ks, "cp_cancel_v4", {std::string(id)});
 }
 
 std::vector<std::string> get_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_get_v3", {std::string(id)});
+  return fcall(ks, "cp_get_v4", {std::string(id)});
 }
 
 std::vector<std::string> dead_list_call(const key_space& ks, std::size_t n) {
-  return fcall(ks, "cp_dead_list_v3", {num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_dead_list_v4", {num(static_cast<std::uint64_t>(n))});
 }
 
 std::vector<std::string> dead_redrive_call(const key_space& ks, std::string_view fire_id) {
-  return fcall(ks, "cp_dead_redrive_v3", {std::string(fire_id)});
+  return fcall(ks, "cp_dead_redrive_v4", {std::string(fire_id)});
 }
 
 std::vector<std::string> dead_delete_call(const key_space& ks, std::string_view fire_id) {
-  return fcall(ks, "cp_dead_delete_v3", {std::string(fire_id)});
+  return fcall(ks, "cp_dead_delete_v4", {std::string(fire_id)});
 }
+
+std::vector<std::string> list_call(const key_space& ks, std::string_view prefix, std::string_view after,
+                                   std::size_t n) {
+  return fcall(ks, "cp_list_v4", {std::string(prefix), std::string(after), num(static_cast<std::uint64_t>(n))});
+}
+
+std::vector<std::string> inspect_call(const key_space& ks, std::string_view id) {
+  return fcall(ks, "cp_inspect_v4", {std::string(id)});
+}
+
+std::vector<std::string> pause_call(const key_space& ks, std::string_view id) {
+  return fcall(ks, "cp_pause_v4", {std::string(id)});
+}
+
+std::vector<std::string> resume_call(const key_space& ks, std::string_view id) {
+  return fcall(ks, "cp_resume_v4", {std::string(id)});
+}
+
+std::vector<std::string> trigger_call(const key_space& ks, std::string_view id) {
+  return fcall(ks, "cp_trigger_v4", {std::string(id)});
+}
+
+std::vector<std::string> backfill_call(const key_space& ks, std::string_view id, std::int64_t from_ms,
+                                       std::int64_t to_ms, std::size_t limit) {
+  return fcall(ks, "cp_backfill_v4", {std::string(id), num(clamp_ms(from_ms)), num(clamp_ms(to_ms)),
+                                      num(static_cast<std::uint64_t>(limit))});
+}
+
+std::vector<std::string> time_call(const key_space& ks) { return fcall(ks, "cp_time_v4", {}); }
 
 boost::system::error_code error_of(const redis_value& v) {
   if (!v.is_error()) return {};
   if (starts_with(v.str, "STALE")) return make_error_code(error::stale_lease);
   if (starts_with(v.str, "EXISTS")) return make_error_code(error::schedule_exists);
   if (starts_with(v.str, "DATA_LOST")) return make_error_code(error::data_lost);
+  if (starts_with(v.str, "NOTFOUND")) return make_error_code(error::no_such_schedule);
+  if (starts_with(v.str, "NOTPERIODIC")) return make_error_code(error::not_periodic);
+  // The library's own wording with the range's count (no secrets).
+  if (starts_with(v.str, "RANGE")) return make_error_code(error::too_many_fires, v.str.substr(6));
   // Redis's own wording, which never echoes a password: kept in the message.
   if (starts_with(v.str, "OOM")) return make_error_code(error::out_of_memory, v.str);
   if (starts_with(v.str, "NOAUTH") || starts_with(v.str, "WRONGPASS"))
@@ -276,6 +311,159 @@ boost::system::error_code parse_text(const redis_value& v, std::string& out) {
 boost::system::error_code parse_integer(const redis_value& v, std::int64_t& out) {
   if (v.is_error()) return error_of(v);
   if (!to_int64(v, out)) return protocol_error;
+  return {};
+}
+
+namespace {
+
+bool to_count(const redis_value& v, std::uint64_t& out) {
+  std::int64_t n = 0;
+  if (!to_int64(v, n) || n < 0) return false;
+  out = static_cast<std::uint64_t>(n);
+  return true;
+}
+
+// {id, task, kind, period, due, state, attempts, eligible, extras} of cp_list_v4.
+bool parse_summary(const redis_value& v, schedule_summary& s) {
+  if (!v.is_array() || v.elements.size() != 9) return false;
+  const auto& e = v.elements;
+  std::string kind, state;
+  std::int64_t period = 0, due = 0, eligible = 0;
+  std::uint64_t attempts = 0, extras = 0;
+  if (!to_text(e[0], s.id) || !to_text(e[1], s.task) || !to_text(e[2], kind) || !to_int64(e[3], period) ||
+      !to_int64(e[4], due) || !to_text(e[5], state) || !to_count(e[6], attempts) || !to_int64(e[7], eligible) ||
+      !to_count(e[8], extras) || attempts > UINT32_MAX || extras > UINT32_MAX)
+    return false;
+  if (kind == "once") s.kind = durable::schedule_kind::one_shot;
+  else if (kind == "rate") s.kind = durable::schedule_kind::fixed_rate;
+  else if (kind == "delay") s.kind = durable::schedule_kind::fixed_delay;
+  else return false;
+  if (state == "active") s.state = schedule_state::active;
+  else if (state == "paused") s.state = schedule_state::paused;
+  else if (state == "running") s.state = schedule_state::running;
+  else return false;
+  s.period = std::chrono::milliseconds(period);
+  s.next_due = to_time_point(due);
+  if (eligible >= 0) s.eligible = to_time_point(eligible); else s.eligible.reset();
+  s.attempts = static_cast<std::uint32_t>(attempts);
+  s.extra_fires = static_cast<std::uint32_t>(extras);
+  return true;
+}
+
+bool field_int(std::string_view text, std::int64_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && p == text.data() + text.size();
+}
+
+}  // namespace
+
+bool parse_run_record(std::string_view entry, std::string_view id, run_record& out) {
+  // Five space-separated words, then the error text (spaces and all).
+  std::string_view words[5];
+  std::string_view rest = entry;
+  for (auto& w : words) {
+    const auto sp = rest.find(' ');
+    if (sp == std::string_view::npos) return false;
+    w = rest.substr(0, sp);
+    rest.remove_prefix(sp + 1);
+  }
+  std::int64_t due = 0, token = 0, finished = 0, attempt = 0;
+  if (!field_int(words[0], due) || !field_int(words[1], token) || !field_int(words[2], finished) ||
+      !field_int(words[3], attempt) || attempt < 0 || attempt > INT32_MAX || token < 0)
+    return false;
+  if (words[4] == "ok") out.outcome = run_outcome::succeeded;
+  else if (words[4] == "failed") out.outcome = run_outcome::failed;
+  else if (words[4] == "dead_lettered") out.outcome = run_outcome::dead_lettered;
+  else if (words[4] == "lease_expired") out.outcome = run_outcome::lease_expired;
+  else return false;
+  out.fire_id = fmt::format("{}@{}", id, due);
+  out.due = to_time_point(due);
+  // Tokens start at 1000 per millisecond of the claim's time (the library's
+  // tokens_per_ms, "Tokens" in library.lua): the token says when.
+  out.token = static_cast<std::uint64_t>(token);
+  if (token > 0) out.started = to_time_point(token / 1000); else out.started.reset();
+  out.finished = to_time_point(finished);
+  out.attempt = static_cast<std::uint32_t>(attempt);
+  out.error = std::string(rest);
+  return true;
+}
+
+boost::system::error_code parse_list(const redis_value& v, schedule_page& out) {
+  if (v.is_error()) return error_of(v);
+  if (!v.is_array() || v.elements.size() != 2 || !to_text(v.elements[0], out.next_cursor) ||
+      !v.elements[1].is_array())
+    return protocol_error;
+  out.schedules.clear();
+  for (const auto& e : v.elements[1].elements) {
+    schedule_summary s;
+    if (!parse_summary(e, s)) return protocol_error;
+    out.schedules.push_back(std::move(s));
+  }
+  return {};
+}
+
+boost::system::error_code parse_inspect(const redis_value& v, schedule_details& out) {
+  if (v.is_error()) return error_of(v);
+  if (!v.is_array() || v.elements.size() != 4 || !parse_summary(v.elements[0], out.summary)) return protocol_error;
+  const auto& fields = v.elements[1];
+  const auto& runs = v.elements[2];
+  const auto& extras = v.elements[3];
+  if (!fields.is_array() || !runs.is_array() || !extras.is_array() || fields.elements.size() % 2 != 0)
+    return protocol_error;
+  out.history_length = 10;  // the library's default, stored only when another was asked for
+  out.lease_expires.reset();
+  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+    const auto& key = fields.elements[i];
+    const auto& value = fields.elements[i + 1];
+    if (!key.is_text() || !value.is_text()) return protocol_error;
+    const std::string_view k = key.text();
+    std::int64_t n = 0;
+    const bool numeric = to_int64(value, n) && n >= 0;
+    if (k == "payload") out.payload = value.str;
+    else if (k == "last_error") out.last_error = value.str;
+    else if (k == "lease_owner") out.lease_owner = value.str;
+    else if (k == "created" && numeric) out.created = to_time_point(n);
+    else if (k == "fires" && numeric) out.runs = static_cast<std::uint64_t>(n);
+    else if (k == "failures" && numeric) out.failures = static_cast<std::uint64_t>(n);
+    else if (k == "dead_letters" && numeric) out.dead_letters = static_cast<std::uint64_t>(n);
+    else if (k == "history" && numeric && n <= UINT32_MAX) out.history_length = static_cast<std::uint32_t>(n);
+    else if (k == "lease_expires" && numeric) out.lease_expires = to_time_point(n);
+  }
+  out.history.clear();
+  for (const auto& r : runs.elements) {
+    run_record rec;
+    if (!r.is_text() || !parse_run_record(r.text(), out.summary.id, rec)) return protocol_error;
+    out.history.push_back(std::move(rec));
+  }
+  out.extra_fires.clear();
+  for (const auto& x : extras.elements) {
+    std::int64_t ms = 0;
+    if (!to_int64(x, ms)) return protocol_error;
+    out.extra_fires.push_back(to_time_point(ms));
+  }
+  return {};
+}
+
+boost::system::error_code parse_trigger(const redis_value& v, std::string_view id, triggered_fire& out) {
+  if (v.is_error()) return error_of(v);
+  std::int64_t due = 0, running = 0;
+  if (!v.is_array() || v.elements.size() != 2 || !to_int64(v.elements[0], due) ||
+      !to_int64(v.elements[1], running))
+    return protocol_error;
+  out.fire_id = fmt::format("{}@{}", id, due);
+  out.due = to_time_point(due);
+  out.queued_behind_running = running == 1;
+  return {};
+}
+
+boost::system::error_code parse_backfill(const redis_value& v, backfill_result& out) {
+  if (v.is_error()) return error_of(v);
+  std::uint64_t occurrences = 0, added = 0;
+  if (!v.is_array() || v.elements.size() != 2 || !to_count(v.elements[0], occurrences) ||
+      !to_count(v.elements[1], added))
+    return protocol_error;
+  out.occurrences = static_cast<std::size_t>(occurrences);
+  out.added = static_cast<std::size_t>(added);
   return {};
 }
 

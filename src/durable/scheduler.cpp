@@ -133,6 +133,9 @@ detail::put_request scheduler::make_request(std::string id, std::string task, st
   if (o.misfire == misfire_policy::catch_up && o.catch_up_max == 0)
     throw std::invalid_argument("chronopool::durable::scheduler: catch_up_max must be at least 1");
   if (o.failure) check_failure_policy(*o.failure, "schedule_options.failure");
+  if (o.history_length > 1000)
+    throw std::invalid_argument("chronopool::durable::scheduler: schedule_options.history_length must be at most 1000, got " +
+                                std::to_string(o.history_length));
   detail::put_request r;
   r.id = std::move(id);
   r.task = std::move(task);
@@ -153,6 +156,19 @@ void scheduler::check_limit(std::size_t limit) {
   if (limit == 0) throw std::invalid_argument("chronopool::durable::scheduler::async_list_dead_letters: limit must be positive, got 0");
 }
 
+void scheduler::check_list_limit(std::size_t limit) {
+  if (limit == 0 || limit > detail::max_list)
+    throw std::invalid_argument(
+        "chronopool::durable::scheduler::async_list_schedules: schedule_query.limit must be 1 to 1000, got " +
+        std::to_string(limit));
+}
+
+void scheduler::check_range(std::int64_t from_ms, std::int64_t to_ms) {
+  if (from_ms >= to_ms)
+    throw std::invalid_argument("chronopool::durable::scheduler::async_backfill: from (" + std::to_string(from_ms) +
+                                " ms since the epoch) must be before to (" + std::to_string(to_ms) + " ms)");
+}
+
 void scheduler::throw_bad_period() {
   throw std::invalid_argument("chronopool::durable::scheduler: the period must be at least one millisecond");
 }
@@ -170,5 +186,21 @@ void scheduler::initiate_redrive(std::string fire_id, redrive_handler h) {
 void scheduler::initiate_delete_dead(std::string fire_id, cancel_handler h) {
   impl_->delete_dead(std::move(fire_id), std::move(h));
 }
+
+void scheduler::initiate_list(schedule_query q, list_handler h) { impl_->list_schedules(std::move(q), std::move(h)); }
+
+void scheduler::initiate_inspect(std::string id, inspect_handler h) { impl_->inspect(std::move(id), std::move(h)); }
+
+void scheduler::initiate_pause(std::string id, bool paused, cancel_handler h) {
+  impl_->pause(std::move(id), paused, std::move(h));
+}
+
+void scheduler::initiate_trigger(std::string id, trigger_handler h) { impl_->trigger_now(std::move(id), std::move(h)); }
+
+void scheduler::initiate_backfill(std::string id, std::int64_t from_ms, std::int64_t to_ms, backfill_handler h) {
+  impl_->backfill(std::move(id), from_ms, to_ms, std::move(h));
+}
+
+void scheduler::initiate_time(put_handler h) { impl_->server_time(std::move(h)); }
 
 }  // namespace chronopool::durable

@@ -280,6 +280,48 @@ void scheduler_impl::delete_dead(std::string fire_id, cancel_handler h) {
   });
 }
 
+// Management (issue 43, item 4): each one function call, see manage.lua.
+
+void scheduler_impl::list_schedules(schedule_query q, list_handler h) {
+  request(list_call(keys_, q.prefix, q.after, q.limit), std::move(h), schedule_page{},
+          [](const redis_value& v, schedule_page& out) { return parse_list(v, out); });
+}
+
+void scheduler_impl::inspect(std::string id, inspect_handler h) {
+  request(inspect_call(keys_, id), std::move(h), schedule_details{},
+          [](const redis_value& v, schedule_details& out) { return parse_inspect(v, out); });
+}
+
+void scheduler_impl::pause(std::string id, bool paused, cancel_handler h) {
+  request(paused ? pause_call(keys_, id) : resume_call(keys_, id), std::move(h), false,
+          [](const redis_value& v, bool& changed) {
+            std::int64_t n = 0;
+            auto ec = parse_integer(v, n);
+            changed = n == 1;
+            return ec;
+          });
+}
+
+void scheduler_impl::trigger_now(std::string id, trigger_handler h) {
+  request(trigger_call(keys_, id), std::move(h), triggered_fire{},
+          [id](const redis_value& v, triggered_fire& out) { return parse_trigger(v, id, out); });
+}
+
+void scheduler_impl::backfill(std::string id, std::int64_t from_ms, std::int64_t to_ms, backfill_handler h) {
+  request(backfill_call(keys_, id, from_ms, to_ms), std::move(h), backfill_result{},
+          [](const redis_value& v, backfill_result& out) { return parse_backfill(v, out); });
+}
+
+void scheduler_impl::server_time(put_handler h) {
+  request(time_call(keys_), std::move(h), std::chrono::system_clock::time_point{},
+          [](const redis_value& v, std::chrono::system_clock::time_point& t) {
+            std::int64_t ms = 0;
+            auto ec = parse_integer(v, ms);
+            t = to_time_point(ms);
+            return ec;
+          });
+}
+
 // ---------------------------------------------------------------------------
 // Helpers on the control thread
 // ---------------------------------------------------------------------------

@@ -56,6 +56,10 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   using list_dead_handler = boost::asio::any_completion_handler<
       void(boost::system::error_code, std::vector<dead_letter>)>;
   using redrive_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::string)>;
+  using list_handler = boost::asio::any_completion_handler<void(boost::system::error_code, schedule_page)>;
+  using inspect_handler = boost::asio::any_completion_handler<void(boost::system::error_code, schedule_details)>;
+  using trigger_handler = boost::asio::any_completion_handler<void(boost::system::error_code, triggered_fire)>;
+  using backfill_handler = boost::asio::any_completion_handler<void(boost::system::error_code, backfill_result)>;
   // A task name's handler with its options, shared with the fires running it.
   struct registered_handler {
     scheduler::task_handler fn;
@@ -84,6 +88,13 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   void list_dead(std::size_t limit, list_dead_handler h);
   void redrive(std::string fire_id, redrive_handler h);
   void delete_dead(std::string fire_id, cancel_handler h);
+  void list_schedules(schedule_query q, list_handler h);
+  void inspect(std::string id, inspect_handler h);
+  /// pause (true) or resume (false); completes with whether it changed.
+  void pause(std::string id, bool paused, cancel_handler h);
+  void trigger_now(std::string id, trigger_handler h);
+  void backfill(std::string id, std::int64_t from_ms, std::int64_t to_ms, backfill_handler h);
+  void server_time(put_handler h);
 
  private:
   using clock = std::chrono::steady_clock;

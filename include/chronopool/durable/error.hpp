@@ -34,6 +34,8 @@ enum class error {
   data_lost,           ///< the namespace's data was lost (its epoch changed or vanished): the fire's state is gone
   tls_failed,          ///< the TLS handshake or session failed (keeps OpenSSL's text, e.g. why verification failed)
   no_master,           ///< Sentinel: no sentinel named a master, or the server named is not a master (yet)
+  not_periodic,        ///< the operation needs a periodic schedule (trigger now, backfill) and this one is a one-shot
+  too_many_fires,      ///< a backfill range holds more occurrences than allowed (keeps Redis's text with the count)
 };
 
 /// The category of error codes made from durable::error, named

@@ -17,6 +17,7 @@
 #include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/error.hpp>
 #include <chronopool/durable/fire_context.hpp>
+#include <chronopool/durable/schedule_info.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -250,8 +251,10 @@ class scheduler {
                std::forward<Token>(token));
   }
 
-  /// Deletes a schedule with its pending occurrence. A fire of it that is
-  /// running now finishes, but its acknowledgement changes nothing.
+  /// Deletes a schedule with its pending occurrence, its extra fires, its
+  /// history and its pause (a paused schedule is deleted like any other;
+  /// its dead letters stay). A fire of it that is running now finishes, but
+  /// its acknowledgement changes nothing.
   /// @par Completion Signature
   /// @code void(error_code, bool existed) @endcode
   template <class Token>
@@ -262,6 +265,114 @@ class scheduler {
           initiate_cancel(std::move(i), cancel_handler(std::move(handler)));
         },
         token, std::move(id));
+  }
+
+  /// Lists schedules of the namespace in id order (bytewise): up to
+  /// query.limit of those whose id starts with query.prefix, after
+  /// query.after. Page through them with schedule_page::next_cursor.
+  /// @throws std::invalid_argument for a limit of 0 or above 1000.
+  /// @par Completion Signature
+  /// @code void(error_code, schedule_page) @endcode
+  template <class Token>
+  auto async_list_schedules(schedule_query query, Token&& token) {
+    check_list_limit(query.limit);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, schedule_page)>(
+        [this](auto handler, schedule_query q) { initiate_list(std::move(q), list_handler(std::move(handler))); },
+        token, std::move(query));
+  }
+
+  /// One schedule in full: what listing shows, its counts, last error,
+  /// lease and last runs (schedule_options::history_length of them).
+  /// @par Completion Signature
+  /// @code void(error_code, schedule_details) @endcode
+  /// error::no_such_schedule when there is none with this id.
+  template <class Token>
+  auto async_inspect(std::string id, Token&& token) {
+    check_id(id);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, schedule_details)>(
+        [this](auto handler, std::string i) { initiate_inspect(std::move(i), inspect_handler(std::move(handler))); },
+        token, std::move(id));
+  }
+
+  /// Pauses a schedule: no process claims a fire of it until it is resumed.
+  /// A fire of it running now runs on and is acknowledged as usual (the
+  /// schedule moves on to its next occurrence, which waits).
+  /// @par Completion Signature
+  /// @code void(error_code, bool changed) @endcode
+  /// changed is false when it was paused already; error::no_such_schedule.
+  template <class Token>
+  auto async_pause(std::string id, Token&& token) {
+    check_id(id);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+        [this](auto handler, std::string i) { initiate_pause(std::move(i), true, cancel_handler(std::move(handler))); },
+        token, std::move(id));
+  }
+
+  /// Resumes a paused schedule. Its pending occurrence is claimed as after
+  /// an outage: a periodic schedule that missed occurrences while paused
+  /// follows its misfire_policy (fire once now, skip, catch up); a fire
+  /// waiting for a retry runs at its retry time.
+  /// @par Completion Signature
+  /// @code void(error_code, bool changed) @endcode
+  /// changed is false when it was not paused; error::no_such_schedule.
+  template <class Token>
+  auto async_resume(std::string id, Token&& token) {
+    check_id(id);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+        [this](auto handler, std::string i) { initiate_pause(std::move(i), false, cancel_handler(std::move(handler))); },
+        token, std::move(id));
+  }
+
+  /// One extra run of a periodic schedule, due now (Redis's clock), with
+  /// its own fire id; the periodic occurrences keep their times. Runs of a
+  /// schedule never overlap: while a fire of it runs, the extra one is
+  /// queued and runs after it (triggered_fire::queued_behind_running); while
+  /// a failed fire waits for its retry, after that; while it is paused,
+  /// after it is resumed. Triggering twice within one millisecond runs once.
+  /// @par Completion Signature
+  /// @code void(error_code, triggered_fire) @endcode
+  /// error::no_such_schedule; error::not_periodic for a one-shot.
+  template <class Token>
+  auto async_trigger_now(std::string id, Token&& token) {
+    check_id(id);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, triggered_fire)>(
+        [this](auto handler, std::string i) { initiate_trigger(std::move(i), trigger_handler(std::move(handler))); },
+        token, std::move(id));
+  }
+
+  /// Runs the occurrences of a periodic schedule in [from, to) once each,
+  /// as extra fires, oldest first, without moving the schedule: those on
+  /// the grid of its pending occurrence (next_due + k period: a fixed-rate
+  /// schedule's own grid) and before it (it runs the later ones itself).
+  /// Each has the fire id it would have had ("<id>@<ms>"), so handlers that
+  /// deduplicate on fire ids skip what already ran. An occurrence waiting
+  /// already is not added twice. At most 1000 occurrences per call.
+  /// @throws std::invalid_argument unless from < to (naming both).
+  /// @par Completion Signature
+  /// @code void(error_code, backfill_result) @endcode
+  /// error::no_such_schedule; error::not_periodic for a one-shot;
+  /// error::too_many_fires (nothing enqueued) above 1000 occurrences.
+  template <class Duration1, class Duration2, class Token>
+  auto async_backfill(std::string id, std::chrono::time_point<std::chrono::system_clock, Duration1> from,
+                      std::chrono::time_point<std::chrono::system_clock, Duration2> to, Token&& token) {
+    check_id(id);
+    const std::int64_t from_ms = detail::clamp_time_ms(from);
+    const std::int64_t to_ms = detail::clamp_time_ms(to);
+    check_range(from_ms, to_ms);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, backfill_result)>(
+        [this](auto handler, std::string i, std::int64_t f, std::int64_t t) {
+          initiate_backfill(std::move(i), f, t, backfill_handler(std::move(handler)));
+        },
+        token, std::move(id), from_ms, to_ms);
+  }
+
+  /// Redis's clock, the one that decides what is due.
+  /// @par Completion Signature
+  /// @code void(error_code, time_point now) @endcode
+  template <class Token>
+  auto async_server_time(Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, time_point)>(
+        [this](auto handler) { initiate_time(put_handler(std::move(handler))); }, token);
   }
 
   /// Lists up to `limit` dead letters of the namespace, oldest first.
@@ -313,6 +424,10 @@ class scheduler {
   using put_handler =
       boost::asio::any_completion_handler<void(boost::system::error_code, time_point)>;
   using cancel_handler = boost::asio::any_completion_handler<void(boost::system::error_code, bool)>;
+  using list_handler = boost::asio::any_completion_handler<void(boost::system::error_code, schedule_page)>;
+  using inspect_handler = boost::asio::any_completion_handler<void(boost::system::error_code, schedule_details)>;
+  using trigger_handler = boost::asio::any_completion_handler<void(boost::system::error_code, triggered_fire)>;
+  using backfill_handler = boost::asio::any_completion_handler<void(boost::system::error_code, backfill_result)>;
 
   template <class Token>
   auto put(detail::put_request r, Token&& token) {
@@ -337,12 +452,20 @@ class scheduler {
                                           std::int64_t at_ms, std::int64_t period_ms);
   static void check_id(const std::string& id);
   static void check_limit(std::size_t limit);
+  static void check_list_limit(std::size_t limit);
+  static void check_range(std::int64_t from_ms, std::int64_t to_ms);
   [[noreturn]] static void throw_bad_period();
   void initiate_put(detail::put_request r, put_handler h);
   void initiate_cancel(std::string id, cancel_handler h);
   void initiate_list_dead(std::size_t limit, list_dead_handler h);
   void initiate_redrive(std::string fire_id, redrive_handler h);
   void initiate_delete_dead(std::string fire_id, cancel_handler h);
+  void initiate_list(schedule_query q, list_handler h);
+  void initiate_inspect(std::string id, inspect_handler h);
+  void initiate_pause(std::string id, bool paused, cancel_handler h);
+  void initiate_trigger(std::string id, trigger_handler h);
+  void initiate_backfill(std::string id, std::int64_t from_ms, std::int64_t to_ms, backfill_handler h);
+  void initiate_time(put_handler h);
 
   std::shared_ptr<detail::scheduler_impl> impl_;
 };

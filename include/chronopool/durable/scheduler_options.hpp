@@ -39,7 +39,7 @@ enum class misfire_policy {
 /// max_attempts fails as well, the fire becomes a dead letter
 /// (scheduler::async_list_dead_letters) and a periodic schedule moves on to
 /// its next occurrence. See docs/durable.md, "Failures". The defaults are
-/// also the Redis library's (src/durable/chronopool_functions.lua).
+/// also the Redis library's (src/durable/functions/library.lua).
 struct failure_policy {
   /// How many times one occurrence runs at most, the first run included; at least 1.
   std::uint32_t max_attempts = 5;
@@ -82,6 +82,11 @@ struct schedule_options {
   /// Retries and dead letters of this schedule's fires; empty: the
   /// scheduler's scheduler_options::failure. Fixed when the schedule is created.
   std::optional<failure_policy> failure;
+  /// How many of its last runs the schedule keeps in Redis, for
+  /// scheduler::async_inspect (each acknowledged, failed or expired
+  /// attempt is one, recorded in the same step as the acknowledgement);
+  /// 0 to 1000, 0: none.
+  std::uint32_t history_length = 10;
 };
 
 /// Settings of one scheduler (one process's view of a namespace).

@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(keys_share_one_hash_tag_per_namespace) {
   BOOST_TEST(ks.due_key() == "cp:{orders}:due");
   BOOST_TEST(ks.wake_channel() == "cp:{orders}:wake");
   auto call = cd::detail::claim_call(ks, "me", 30000, 8);
-  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_claim_v3", "1", "cp:{orders}:due", "me", "30000", "8"}));
+  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_claim_v4", "1", "cp:{orders}:due", "me", "30000", "8"}));
 }
 
 BOOST_AUTO_TEST_CASE(put_sends_kind_mode_and_clamped_times) {
@@ -72,9 +72,9 @@ BOOST_AUTO_TEST_CASE(put_sends_kind_mode_and_clamped_times) {
   r.options.catch_up_max = 4;
   r.options.replace = true;
   auto call = cd::detail::put_call(ks, r);
-  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_put_v3", "1", "cp:{n}:due", "a", "t", "", "delay",
+  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_put_v4", "1", "cp:{n}:due", "a", "t", "", "delay",
                                                "in", std::to_string(cd::detail::max_time_ms), "250",
-                                               "catch_up", "4", "1"}));
+                                               "catch_up", "4", "1", "10"}));
 }
 
 BOOST_AUTO_TEST_CASE(put_sends_a_failure_policy_only_when_it_is_not_the_default) {
@@ -82,12 +82,12 @@ BOOST_AUTO_TEST_CASE(put_sends_a_failure_policy_only_when_it_is_not_the_default)
   cd::detail::put_request r;
   r.id = "a";
   r.task = "t";
-  BOOST_TEST(cd::detail::put_call(ks, r).size() == 14u);  // the default: the library's own
+  BOOST_TEST(cd::detail::put_call(ks, r).size() == 15u);  // the default: the library's own
   r.failure.multiplier = 1.5;
   r.failure.max_attempts = 3;
   const auto call = cd::detail::put_call(ks, r);
-  BOOST_TEST_REQUIRE(call.size() == 18u);
-  BOOST_TEST((std::vector<std::string>(call.begin() + 14, call.end()) ==
+  BOOST_TEST_REQUIRE(call.size() == 19u);
+  BOOST_TEST((std::vector<std::string>(call.begin() + 15, call.end()) ==
               std::vector<std::string>{"3", "1000", "1.5", "60000"}));
 }
 
@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(the_function_library_is_loaded_by_name_and_version) {
   BOOST_TEST_REQUIRE(call.size() == 4u);
   BOOST_TEST(call[0] == "FUNCTION");
   BOOST_TEST(call[2] == "REPLACE");
-  BOOST_TEST(call[3].rfind("#!lua name=chronopool_v3\n", 0) == 0u);
+  BOOST_TEST(call[3].rfind("#!lua name=chronopool_v4\n", 0) == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <chronopool/durable/dead_letter.hpp>
+#include <chronopool/durable/schedule_info.hpp>
 #include <chronopool/durable/detail/redis_value.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
 
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -79,7 +81,7 @@ struct claim_result {
 };
 
 /// The name the library registers ("#!lua name=...").
-inline constexpr const char library_name[] = "chronopool_v3";
+inline constexpr const char library_name[] = "chronopool_v4";
 
 /// The longest error text a nack carries to Redis (longer texts are cut).
 inline constexpr std::size_t max_error_bytes = 1024;
@@ -112,11 +114,26 @@ std::vector<std::string> get_call(const key_space& ks, std::string_view id);
 std::vector<std::string> dead_list_call(const key_space& ks, std::size_t n);
 std::vector<std::string> dead_redrive_call(const key_space& ks, std::string_view fire_id);
 std::vector<std::string> dead_delete_call(const key_space& ks, std::string_view fire_id);
+/// The most schedules one list call returns, and occurrences one backfill enqueues.
+inline constexpr std::size_t max_list = 1000;
+inline constexpr std::size_t max_backfill = 1000;
+std::vector<std::string> list_call(const key_space& ks, std::string_view prefix, std::string_view after,
+                                   std::size_t n);
+std::vector<std::string> inspect_call(const key_space& ks, std::string_view id);
+std::vector<std::string> pause_call(const key_space& ks, std::string_view id);
+std::vector<std::string> resume_call(const key_space& ks, std::string_view id);
+std::vector<std::string> trigger_call(const key_space& ks, std::string_view id);
+/// [from_ms, to_ms), at most `limit` occurrences.
+std::vector<std::string> backfill_call(const key_space& ks, std::string_view id, std::int64_t from_ms,
+                                       std::int64_t to_ms, std::size_t limit = max_backfill);
+std::vector<std::string> time_call(const key_space& ks);
 
 /// Maps an error reply of the library to an error_code: "STALE ..." to
 /// stale_lease, "EXISTS ..." to schedule_exists, "DATA_LOST ..." to data_lost, "OOM ..." to out_of_memory
 /// and "NOAUTH ..." / "WRONGPASS ..." to auth_failed (both with Redis's
-/// text), anything else to server_error. A non-error value maps to success.
+/// text), "NOTFOUND ..." to no_such_schedule, "NOTPERIODIC ..." to
+/// not_periodic, "RANGE ..." to too_many_fires (with Redis's text),
+/// anything else to server_error. A non-error value maps to success.
 boost::system::error_code error_of(const redis_value& v);
 
 /// Each parser returns protocol_error when the reply has the wrong shape,
@@ -126,14 +143,26 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out);
 boost::system::error_code parse_put(const redis_value& v, std::int64_t& due_ms);
 /// cp_ack_v1: `acked` is false for a repeated ack or a schedule that is gone.
 boost::system::error_code parse_ack(const redis_value& v, bool& acked, std::int64_t& next_due_ms);
-/// cp_nack_v3: `dead` when the fire was dead-lettered; `at` is then the
+/// cp_nack_v4: `dead` when the fire was dead-lettered; `at` is then the
 /// schedule's next due (-1: it ended), else when the fire may run again.
 boost::system::error_code parse_nack(const redis_value& v, bool& dead, std::int64_t& at);
-/// cp_dead_list_v3.
+/// cp_dead_list_v4.
 boost::system::error_code parse_dead_list(const redis_value& v, std::vector<dead_letter>& out);
 /// A single text reply (re-drive: the schedule id created, empty for none).
 boost::system::error_code parse_text(const redis_value& v, std::string& out);
-/// A single integer reply (extend, cancel, deleting a dead letter).
+/// A single integer reply (extend, cancel, deleting a dead letter, pause,
+/// resume, time).
 boost::system::error_code parse_integer(const redis_value& v, std::int64_t& out);
+/// cp_list_v4.
+boost::system::error_code parse_list(const redis_value& v, schedule_page& out);
+/// cp_inspect_v4.
+boost::system::error_code parse_inspect(const redis_value& v, schedule_details& out);
+/// cp_trigger_v4 of schedule `id`.
+boost::system::error_code parse_trigger(const redis_value& v, std::string_view id, triggered_fire& out);
+/// cp_backfill_v4.
+boost::system::error_code parse_backfill(const redis_value& v, backfill_result& out);
+/// One history entry, "<due> <token> <finished> <attempt> <outcome> <error>",
+/// of schedule `id`; false when it does not have that shape.
+bool parse_run_record(std::string_view entry, std::string_view id, run_record& out);
 
 }  // namespace chronopool::durable::detail
