@@ -32,4 +32,5 @@
 #include <chronopool/system_timer.hpp>
 #include <chronopool/task_view.hpp>
 #include <chronopool/timer_service.hpp>
+#include <chronopool/timer_service_stats.hpp>
 #include <chronopool/version.hpp>
