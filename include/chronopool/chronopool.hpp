@@ -19,6 +19,7 @@
 #include <chronopool/pending_task.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_options.hpp>
+#include <chronopool/periodic_stats.hpp>
 #include <chronopool/periodic_timer.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_stats.hpp>
@@ -32,4 +33,5 @@
 #include <chronopool/system_timer.hpp>
 #include <chronopool/task_view.hpp>
 #include <chronopool/timer_service.hpp>
+#include <chronopool/timer_service_stats.hpp>
 #include <chronopool/version.hpp>

@@ -6,9 +6,11 @@
 
 #include <chronopool/basic_scheduled_timer.hpp>
 #include <chronopool/detail/support/check_not_empty.hpp>
+#include <chronopool/detail/support/histogram_recorder.hpp>
 #include <chronopool/detail/time/periodic_schedule.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/periodic_options.hpp>
+#include <chronopool/periodic_stats.hpp>
 
 #include <boost/asio/wait_traits.hpp>
 #include <boost/system/error_code.hpp>
@@ -42,6 +44,14 @@ class periodic_state_base {
   std::uint64_t ticks() const noexcept { return ticks_.load(); }
   /// The exception that stopped the schedule, once it has.
   std::exception_ptr error() const noexcept { return failed_.load() ? error_ : nullptr; }
+  /// The runs so far: their count and the histograms they recorded.
+  periodic_stats stats() const {
+    periodic_stats s;
+    s.runs = ticks();
+    lateness_.add_to(s.lateness_histogram);
+    run_time_.add_to(s.run_time_histogram);
+    return s;
+  }
 
   // Controls (periodic_handle): false when the schedule is stopped, and as
   // documented there. A schedule without them (a calendar schedule, which
@@ -91,12 +101,23 @@ class periodic_state_base {
     return !stopped_.load();
   }
 
+  /// Records a run that started @p lateness after its deadline and took
+  /// @p run_time. Called by the run, before end_run(): runs never overlap,
+  /// and each next run is armed after the one before ended (through the
+  /// timer's lock), so the recorders have one writer at a time.
+  void record_run(duration lateness, duration run_time) noexcept {
+    lateness_.record_exclusive(lateness);
+    run_time_.record_exclusive(run_time);
+  }
+
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> ticks_{0};
 
  private:
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};
+  histogram_shard lateness_;
+  histogram_shard run_time_;
 };
 
 /// A periodic callable returns void or periodic_control.
@@ -231,6 +252,7 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
   // if it completed already, finds a newer generation and runs nothing.
   void arm_locked(time_point ideal, time_point deadline) {
     ideal_ = ideal;
+    deadline_ = deadline;
     if (options_.until && deadline >= *options_.until) {
       this->stopped_.store(true);  // periodic_options::until: no run starts at or after it
       return;
@@ -256,6 +278,7 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
   // schedule unless continue_after_error is set.
   void on_tick(const boost::system::error_code& ec, std::uint64_t generation) {
     bool extra = false;
+    time_point due;  // the deadline this run's wait was armed for
     {
       std::lock_guard lock(mutex_);
       // A stale wait (re-armed, paused or triggered since) runs nothing.
@@ -266,6 +289,7 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
       }
       running_ = true;
       extra = std::exchange(extra_, false);
+      due = deadline_;
     }
     const time_point started = this->schedule_now();
     bool stop = false;
@@ -279,6 +303,9 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
     } catch (...) {
       error = std::current_exception();
     }
+    // One more clock read per run, for its run time.
+    // Saturating: a schedule's first instant may be at the clock's far end.
+    this->record_run(saturating_difference(started, due), saturating_difference(this->schedule_now(), started));
     const bool goes_on = this->end_run(stop, std::move(error), options_);
     std::lock_guard lock(mutex_);
     running_ = false;
@@ -319,6 +346,7 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
   // from any thread, the runs from the executor.
   mutable std::mutex mutex_;
   time_point ideal_{};
+  time_point deadline_{};         // of the current wait (ideal_ plus jitter, or a trigger's now)
   std::uint64_t generation_ = 0;  // of the current wait; older completions run nothing
   bool running_ = false;          // the handler runs now
   bool paused_ = false;           // no wait pending until resume()
@@ -377,6 +405,11 @@ class periodic_handle {
   /// The exception that stopped the schedule (see
   /// periodic_options::continue_after_error); null while none has.
   std::exception_ptr error() const noexcept { return state_ ? state_->error() : nullptr; }
+  /// The runs so far, how late each started and how long each took (see
+  /// periodic_stats); empty for an empty handle. A calendar schedule
+  /// (chronopool::schedule_cron) counts its runs but records no histograms.
+  /// Recording costs each run one clock read and two histogram increments.
+  periodic_stats stats() const { return state_ ? state_->stats() : periodic_stats{}; }
 
   /// @name Control of the schedule
   /// The same semantics as scheduled_future<void>'s controls for a pool's

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chronopool/detail/timer/timer_service_base.hpp>
+#include <chronopool/timer_service_stats.hpp>
 
 #include <boost/asio/execution.hpp>
 #include <boost/asio/execution_context.hpp>
@@ -87,6 +88,11 @@ class timer_service : public detail::timer_service_base {
   /// Waits started and not yet handed to their handlers, across all timers
   /// of the context.
   std::size_t pending_waits() const;
+  /// The context's waits: pending, completed and cancelled, and how late
+  /// the fired ones completed (see timer_service_stats). Recording costs
+  /// the completing thread one histogram increment per wait, under the
+  /// shard's lock it already holds, with the clock read it already made.
+  timer_service_stats stats() const;
 };
 
 /// timer_service::set_poll_window for @p ctx's chronopool timers.

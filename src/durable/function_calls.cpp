@@ -250,6 +250,7 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out) {
     c.token = static_cast<std::uint64_t>(token);
     c.attempt = static_cast<std::uint32_t>(attempt);
     c.epoch = out.epoch;
+    c.claimed_ms = out.server_now_ms;
     out.fires.push_back(std::move(c));
   }
   return {};

@@ -203,6 +203,8 @@ scheduler_stats scheduler_impl::stats() const {
   s.timed_out = counters_.timed_out.load();
   s.data_lost = counters_.data_lost.load();
   s.given_back = counters_.given_back.load();
+  counters_.claim_lag.add_to(s.claim_lag_histogram);
+  counters_.run_time.add_to(s.run_time_histogram);
   return s;
 }
 

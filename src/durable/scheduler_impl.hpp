@@ -13,6 +13,7 @@
 #include <chronopool/durable/detail/redis_connection.hpp>
 #include <chronopool/durable/fire_context.hpp>
 #include <chronopool/durable/scheduler.hpp>
+#include <chronopool/detail/support/histogram_recorder.hpp>
 
 #include "scheduler_log.hpp"
 
@@ -127,6 +128,11 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
     std::atomic<std::uint64_t> claimed{0}, acked{0}, stale_acks{0}, released{0}, extended{0},
         leases_lost{0}, no_handler{0}, reconnects{0}, dead_lettered{0}, timed_out{0}, data_lost{0},
         given_back{0};
+    // Recorded with atomic adds (record_shared): a fire costs a Redis round
+    // trip, so a few read-modify-writes do not show, and handlers run on
+    // any thread of the work executor.
+    chronopool::detail::histogram_shard claim_lag;  // Redis's time at the claim minus the due time
+    chronopool::detail::histogram_shard run_time;   // handlers, start to return or throw
   };
 
   // Loops (ctl).

@@ -4,6 +4,7 @@
 // gathered into families, latency histograms turned into cumulative buckets.
 #include <chronopool/metrics/prometheus_collector.hpp>
 
+#include <chronopool/periodic.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
 
@@ -127,8 +128,25 @@ void prometheus_collector::add_pool(std::string name, const scheduled_thread_poo
 void prometheus_collector::add_timer_service(std::string name, boost::asio::execution_context& ctx) {
   const timer_service& service = boost::asio::use_service<timer_service>(ctx);
   add_source("context", std::move(name), [&service](sample_sink& out) {
+    const timer_service_stats s = service.stats();
     out.gauge("chronopool_timer_pending_waits", "Timer waits started and not yet handed to their handlers.",
-              static_cast<double>(service.pending_waits()));
+              static_cast<double>(s.pending_waits));
+    out.counter("chronopool_timer_waits_completed_total", "Timer waits completed with success.",
+                static_cast<double>(s.completed_waits));
+    out.counter("chronopool_timer_waits_cancelled_total", "Timer waits completed with operation_aborted.",
+                static_cast<double>(s.cancelled_waits));
+    out.histogram("chronopool_timer_wait_lateness_seconds",
+                  "How late timer waits fired (time found due - deadline).", s.lateness_histogram);
+  });
+}
+
+void prometheus_collector::add_periodic(std::string name, const periodic_handle& schedule) {
+  add_source("schedule", std::move(name), [schedule](sample_sink& out) {
+    const periodic_stats s = schedule.stats();
+    out.counter("chronopool_periodic_runs_total", "Periodic handler runs that ended.", static_cast<double>(s.runs));
+    out.histogram("chronopool_periodic_lateness_seconds", "How late periodic runs started (start - deadline).",
+                  s.lateness_histogram);
+    out.histogram("chronopool_periodic_run_seconds", "How long periodic runs took.", s.run_time_histogram);
   });
 }
 

@@ -4,25 +4,15 @@
 #include <chronopool/pool_stats.hpp>
 
 #include <chronopool/detail/pool/pool_core.hpp>
+#include <chronopool/detail/support/human_duration.hpp>
 
 #include <mutex>
 
 #include <fmt/format.h>
 
 namespace chronopool {
-namespace {
 
-// Durations in the unit a person reads fastest: 850ns, 41us, 12.3ms, 2.01s.
-std::string human(std::chrono::nanoseconds d) {
-  const double ns = static_cast<double>(d.count());
-  const double a = ns < 0 ? -ns : ns;
-  if (a < 1e3) return fmt::format("{}ns", d.count());
-  if (a < 1e6) return fmt::format("{:.3g}us", ns / 1e3);
-  if (a < 1e9) return fmt::format("{:.3g}ms", ns / 1e6);
-  return fmt::format("{:.3g}s", ns / 1e9);
-}
-
-}  // namespace
+using detail::human_duration;
 
 std::string to_string(const pool_stats& s) {
   const latency_histogram& run = s.run_time_histogram;
@@ -30,9 +20,9 @@ std::string to_string(const pool_stats& s) {
                      "rejected={} cancelled={} lateness(n={}) p50={} p99={} max={} run(n={}) p50={} p99={} max={}",
                      s.state, s.pool_size, s.core_pool_size, s.largest_pool_size, s.active_count, s.queued_count,
                      s.task_count, s.completed_task_count, s.failed_task_count, s.rejected_task_count,
-                     s.cancelled_task_count, s.lateness.count, human(s.lateness.p50), human(s.lateness.p99),
-                     human(s.lateness.max), run.count(), human(run.quantile(0.5)), human(run.quantile(0.99)),
-                     human(run.max()));
+                     s.cancelled_task_count, s.lateness.count, human_duration(s.lateness.p50),
+                     human_duration(s.lateness.p99), human_duration(s.lateness.max), run.count(),
+                     human_duration(run.quantile(0.5)), human_duration(run.quantile(0.99)), human_duration(run.max()));
 }
 
 }  // namespace chronopool

@@ -1,9 +1,15 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// timer_service's user API, over timer_service_base (timer_service_base.cpp).
+// timer_service's user API, over timer_service_base (timer_service_base.cpp), and
+// its statistics' one-line text.
 #include <chronopool/detail/pool/pool_core.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
+#include <chronopool/detail/support/human_duration.hpp>
+
+#include <fmt/format.h>
+
+#include <string>
 
 namespace chronopool {
 
@@ -22,6 +28,23 @@ bool timer_service::driven_by_pool() const noexcept { return routed_to_pool(); }
 void timer_service::set_poll_window(std::chrono::nanoseconds window) { set_window(window); }
 
 std::size_t timer_service::pending_waits() const { return pending(); }
+
+timer_service_stats timer_service::stats() const {
+  timer_service_stats s;
+  add_shard_stats(s);
+  return s;
+}
+
+timer_service_stats timer_stats(boost::asio::execution_context& ctx) {
+  return boost::asio::use_service<timer_service>(ctx).stats();
+}
+
+std::string to_string(const timer_service_stats& s) {
+  const latency_histogram& late = s.lateness_histogram;
+  return fmt::format("pending={} completed={} cancelled={} lateness(n={}) p50={} p99={} max={}", s.pending_waits,
+                     s.completed_waits, s.cancelled_waits, late.count(), detail::human_duration(late.quantile(0.5)),
+                     detail::human_duration(late.quantile(0.99)), detail::human_duration(late.max()));
+}
 
 void set_poll_window(boost::asio::execution_context& ctx, std::chrono::nanoseconds window) {
   boost::asio::use_service<timer_service>(ctx).set_poll_window(window);

@@ -76,6 +76,10 @@ void timer_service_base::set_window(std::chrono::nanoseconds window) {
 
 std::size_t timer_service_base::pending() const { return sum_over(shards_, &timer_shard::pending); }
 
+void timer_service_base::add_shard_stats(timer_service_stats& s) const {
+  for (const auto& shard : shards_) shard->add_stats(s);
+}
+
 std::uint64_t timer_service_base::poll_starts() const noexcept { return poller_.starts(); }
 
 std::chrono::nanoseconds timer_service_base::native_wakeup_latency() const noexcept {

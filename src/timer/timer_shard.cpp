@@ -7,6 +7,7 @@
 #include "timer_shard_internal.hpp"
 
 #include <chronopool/detail/timer/inline_abort_chunk.hpp>
+#include <chronopool/timer_service_stats.hpp>
 
 #include <mutex>
 #include <stdexcept>
@@ -56,11 +57,27 @@ bool timer_shard::driven_by_pool() const {
 
 std::size_t timer_shard::pending() const {
   std::lock_guard lock(mutex_);
+  return pending_locked();
+}
+
+std::size_t timer_shard::pending_locked() const noexcept {
   // Waits in the inbox are started too. Only a lock holder takes them out,
   // so walking it under the lock is safe.
   std::size_t n = held_;
   for (const wait_node* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->inbox_link()) ++n;
   return n;
+}
+
+void timer_shard::add_stats(timer_service_stats& s) const {
+  std::lock_guard lock(mutex_);
+  s.pending_waits += pending_locked();
+  const std::uint64_t before = s.lateness_histogram.count();
+  lateness_.add_to(s.lateness_histogram);
+  // Every wait that fired was recorded, or dropped when its bucket's memory
+  // could not be had.
+  const std::uint64_t fired = s.lateness_histogram.count() - before + lateness_.dropped();
+  s.completed_waits += fired - cancelled_fired_;
+  s.cancelled_waits += cancelled_;
 }
 
 std::size_t timer_shard::index_bytes() const {

@@ -7,6 +7,7 @@
 #include "timer_shard_internal.hpp"
 
 #include <chronopool/detail/sync/cpu_relax.hpp>
+#include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/timer/inline_abort_chunk.hpp>
 
 #include <chrono>
@@ -347,6 +348,10 @@ void timer_shard::collect_due_locked(wait_list& out, after_unlock& later) noexce
   fired_timer_finder find_timer;
   chunk_ends.start(nullptr);
   while (index_node* n = index_.pop_due(now)) {
+    // Its lateness, from the clock read above: no read per wait. A wait
+    // cancelled from here until its delivery claims it stays counted (see
+    // cancelled_fired_). Saturating: a deadline may be time_point::min().
+    lateness_.record_exclusive(saturating_difference(now, n->deadline()));
     auto& node = static_cast<wait_node&>(*n);
     wait_op_base* fired;
     if (node.is_inline()) {

@@ -101,6 +101,7 @@ bool timer_shard::batch_inline_locked(timer_impl& t, bool aborted, after_unlock&
 }
 
 void timer_shard::abort_inline_locked(timer_impl& t, after_unlock& later, bool popped, bool pinned) noexcept {
+  ++cancelled_;
   if (!popped) {
     index_.erase(t);
     if (index_.wants_shrink()) [[unlikely]]

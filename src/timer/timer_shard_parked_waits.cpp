@@ -108,6 +108,10 @@ std::size_t timer_shard::settle_parked_of_locked(timer_impl& t, after_unlock& la
     later.complete_here_drops = true;
     return 0;
   }
+  if (as == timer_impl::parked_as::fired) {  // an abort parked was counted when it aborted
+    ++cancelled_;
+    ++cancelled_fired_;
+  }
   // Out of the shard's hands either way: in the batch, or completed here.
   if (!batch_inline_locked(t, true, later)) {
     release_locked(1, later);

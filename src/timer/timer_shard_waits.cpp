@@ -286,8 +286,10 @@ timer_impl* timer_shard::abort_locked(wait_op_base& op, after_unlock& later, tim
   timer_impl* const left = unlink_locked(op, timer);
   op.aborted = true;
   op.state.store(wait_state::aborted, std::memory_order_relaxed);
+  ++cancelled_;
   // A fired wait that its delivery has not claimed yet is delivered by that
   // delivery, now with operation_aborted: it is already in a list.
+  if (was == wait_state::fired) ++cancelled_fired_;
   if (was != wait_state::queued) return left;
   index_.erase(op);
   if (index_.wants_shrink()) [[unlikely]]

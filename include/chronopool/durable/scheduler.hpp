@@ -19,6 +19,7 @@
 #include <chronopool/durable/fire_context.hpp>
 #include <chronopool/durable/schedule_info.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
+#include <chronopool/latency_histogram.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -93,7 +94,7 @@ std::int64_t clamp_time_ms(std::chrono::time_point<std::chrono::system_clock, Du
 }
 }  // namespace detail
 
-/// Counters since construction.
+/// Counters and histograms since construction.
 struct scheduler_stats {
   std::uint64_t claimed = 0;          ///< fires leased to this process
   std::uint64_t acked = 0;            ///< acknowledged and accepted
@@ -112,6 +113,14 @@ struct scheduler_stats {
   /// fires claimed here whose handler had not started when stop() began:
   /// given back at once for another process (the attempt does not count)
   std::uint64_t given_back = 0;
+  /// How late each fire was claimed here: Redis's time at the claim minus
+  /// the fire's due time, both on Redis's clock in its milliseconds (so
+  /// whole milliseconds, and no skew between processes). Mergeable with
+  /// other processes' to see a namespace's lag.
+  latency_histogram claim_lag_histogram;
+  /// How long each handler that started ran, to its return or throw (this
+  /// process's steady clock); a timed-out handler counts when it returns.
+  latency_histogram run_time_histogram;
 };
 
 /// Durable schedules on Redis, as one process sees them: creates and cancels

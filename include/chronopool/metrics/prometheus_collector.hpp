@@ -10,8 +10,8 @@
 /// so nothing is copied between scrapes and nothing is recorded twice.
 /// Metric names follow Prometheus's conventions: a `chronopool_` prefix,
 /// base units (seconds), `_total` on counters; each source is told apart by
-/// a label (`pool`, `context`, `scheduler`) holding the name it was added
-/// under.
+/// a label (`pool`, `context`, `schedule`, `scheduler`) holding the name it
+/// was added under.
 #pragma once
 
 #include <chronopool/latency_histogram.hpp>
@@ -30,6 +30,7 @@
 
 namespace chronopool {
 class scheduled_thread_pool;
+class periodic_handle;
 }  // namespace chronopool
 
 namespace chronopool::metrics {
@@ -65,9 +66,16 @@ class sample_sink {
 /// `_rejected_total`, `_cancelled_total` (counters);
 /// `chronopool_pool_task_lateness_seconds` and
 /// `chronopool_pool_task_run_seconds` (histograms), labelled `pool`.
-/// Timer services export `chronopool_timer_pending_waits`, labelled
-/// `context`. Durable schedulers (<chronopool/metrics/prometheus_durable.hpp>)
-/// export `chronopool_durable_*_total` counters labelled `scheduler`.
+/// Timer services export `chronopool_timer_pending_waits` (gauge),
+/// `chronopool_timer_waits_completed_total`, `_cancelled_total` (counters)
+/// and `chronopool_timer_wait_lateness_seconds` (histogram), labelled
+/// `context`. Periodic handlers export `chronopool_periodic_runs_total`
+/// (counter), `chronopool_periodic_lateness_seconds` and
+/// `chronopool_periodic_run_seconds` (histograms), labelled `schedule`.
+/// Durable schedulers (<chronopool/metrics/prometheus_durable.hpp>) export
+/// `chronopool_durable_*_total` counters and the
+/// `chronopool_durable_claim_lag_seconds` and
+/// `chronopool_durable_handler_run_seconds` histograms, labelled `scheduler`.
 ///
 /// @par Thread Safety
 /// Every member may be called from any thread, scrapes included.
@@ -87,10 +95,17 @@ class prometheus_collector final : public ::prometheus::Collectable {
   /// Exports @p pool's stats() under the label pool="@p name".
   /// @throws std::invalid_argument when @p name is empty or already added.
   void add_pool(std::string name, const scheduled_thread_pool& pool);
-  /// Exports the pending waits of @p ctx's chronopool timers under the
-  /// label context="@p name" (the context's timer service is made if need be).
+  /// Exports the stats() of @p ctx's chronopool timer service (pending,
+  /// completed and cancelled waits, their lateness) under the label
+  /// context="@p name" (the context's timer service is made if need be).
   /// @throws std::invalid_argument when @p name is empty or already added.
   void add_timer_service(std::string name, boost::asio::execution_context& ctx);
+  /// Exports the stats() of the periodic handler @p schedule (its runs,
+  /// their lateness and run time) under the label schedule="@p name". The
+  /// collector keeps a copy of the handle, so the figures stay readable
+  /// after the schedule stops, until the source is removed.
+  /// @throws std::invalid_argument when @p name is empty or already added.
+  void add_periodic(std::string name, const periodic_handle& schedule);
   /// Exports what @p report adds to its sink, each sample labelled
   /// @p label_name="@p name" (a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*).
   /// @throws std::invalid_argument for an empty or duplicate @p name, an

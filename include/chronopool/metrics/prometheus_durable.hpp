@@ -1,7 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 /// \file
-/// Exporting a chronopool::durable scheduler's counters through a
+/// Exporting a chronopool::durable scheduler's counters and histograms through a
 /// prometheus_collector. Header-only, so chronopool::prometheus does not
 /// depend on chronopool::durable: a program that uses both links both.
 #pragma once
@@ -20,7 +20,9 @@ namespace chronopool::metrics {
 /// `_stale_acks_total`, `_released_total`, `_dead_lettered_total`,
 /// `_timed_out_total`, `_no_handler_total`, `_given_back_total`,
 /// `chronopool_durable_lease_extensions_total`, `_leases_lost_total`,
-/// `chronopool_durable_reconnects_total` and `chronopool_durable_data_lost_total`. @p s must stay alive until the
+/// `chronopool_durable_reconnects_total` and `chronopool_durable_data_lost_total` (counters);
+/// `chronopool_durable_claim_lag_seconds` (Redis's time at the claim − due time) and
+/// `chronopool_durable_handler_run_seconds` (histograms). @p s must stay alive until the
 /// source is removed from @p c.
 /// @throws std::invalid_argument when @p name is empty or already added.
 inline void add_durable_scheduler(prometheus_collector& c, std::string name, const durable::scheduler& s) {
@@ -45,6 +47,9 @@ inline void add_durable_scheduler(prometheus_collector& c, std::string name, con
     count("chronopool_durable_fires_given_back_total", "Claimed fires stop() gave back unstarted.", st.given_back);
     count("chronopool_durable_data_lost_total", "Times the namespace's epoch changed or vanished (Redis lost data).",
           st.data_lost);
+    out.histogram("chronopool_durable_claim_lag_seconds", "How late fires were claimed (Redis time at claim - due).",
+                  st.claim_lag_histogram);
+    out.histogram("chronopool_durable_handler_run_seconds", "How long fire handlers ran.", st.run_time_histogram);
   });
 }
 

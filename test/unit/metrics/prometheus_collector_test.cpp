@@ -6,9 +6,12 @@
 #include "../../support/bounded_wait.hpp"
 
 #include <chronopool/latency_histogram.hpp>
+#include <chronopool/manual_clock.hpp>
 #include <chronopool/metrics/prometheus_collector.hpp>
+#include <chronopool/periodic.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
+#include <chronopool/timer_service.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -37,6 +40,32 @@ const prometheus::MetricFamily* family(const std::vector<prometheus::MetricFamil
   for (const auto& f : fs)
     if (f.name == name) return &f;
   return nullptr;
+}
+
+// The one histogram sample of family @p name, checked to be a histogram
+// equal (count, sum, +Inf bucket) to @p h, labelled @p label="@p value".
+void check_histogram(const std::vector<prometheus::MetricFamily>& fs, const std::string& name,
+                     const chronopool::latency_histogram& h, const std::string& label, const std::string& value) {
+  const auto* f = family(fs, name);
+  BOOST_TEST_REQUIRE(f != nullptr, name);
+  BOOST_TEST((f->type == prometheus::MetricType::Histogram), name);
+  BOOST_TEST_REQUIRE(f->metric.size() == 1u, name);
+  BOOST_TEST(f->metric[0].label.at(0).name == label);
+  BOOST_TEST(f->metric[0].label.at(0).value == value);
+  const auto& m = f->metric[0].histogram;
+  BOOST_TEST(m.sample_count == h.count(), name);
+  BOOST_TEST(m.sample_sum == static_cast<double>(h.sum().count()) / 1e9, name);
+  BOOST_TEST_REQUIRE(!m.bucket.empty());
+  BOOST_TEST(m.bucket.back().cumulative_count == h.count(), name);
+  BOOST_TEST(std::isinf(m.bucket.back().upper_bound));
+}
+
+double counter_of(const std::vector<prometheus::MetricFamily>& fs, const std::string& name) {
+  const auto* f = family(fs, name);
+  BOOST_TEST_REQUIRE(f != nullptr, name);
+  BOOST_TEST((f->type == prometheus::MetricType::Counter), name);
+  BOOST_TEST_REQUIRE(f->metric.size() == 1u, name);
+  return f->metric[0].counter.value;
 }
 
 // GET /metrics over loopback with a plain socket: the scrape a Prometheus
@@ -141,6 +170,62 @@ BOOST_AUTO_TEST_CASE(a_timer_service_exports_its_pending_waits) {
   b.cancel();
   io.run();
   BOOST_TEST(family(c.Collect(), "chronopool_timer_pending_waits")->metric.at(0).gauge.value == 0.0);
+}
+
+// On a manual clock: two waits fire 0 and 4 ms late, one is cancelled.
+BOOST_AUTO_TEST_CASE(a_timer_service_exports_its_wait_counters_and_lateness) {
+  asio::io_context io;
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  chronopool::steady_timer on_time(io, 10ms), late(io, 16ms), cancelled(io, 1h);
+  for (auto* t : {&on_time, &late, &cancelled}) t->async_wait([](boost::system::error_code) {});
+  clock.advance(10ms);  // on_time, on time
+  clock.stall(10ms);    // late, due at 16 ms, found at 20 ms
+  BOOST_TEST(cancelled.cancel() == 1u);
+  clock.advance(0ms);
+  prometheus_collector c;
+  c.add_timer_service("io", io);
+  const auto fs = c.Collect();
+  const chronopool::timer_service_stats s = chronopool::timer_stats(io);
+  BOOST_TEST(s.completed_waits == 2u);
+  BOOST_TEST(s.cancelled_waits == 1u);
+  BOOST_TEST(counter_of(fs, "chronopool_timer_waits_completed_total") == 2.0);
+  BOOST_TEST(counter_of(fs, "chronopool_timer_waits_cancelled_total") == 1.0);
+  check_histogram(fs, "chronopool_timer_wait_lateness_seconds", s.lateness_histogram, "context", "io");
+  // 4 ms late exactly: in the 5 ms bucket, not the 2.5 ms one.
+  const auto& buckets = family(fs, "chronopool_timer_wait_lateness_seconds")->metric[0].histogram.bucket;
+  int seen = 0;
+  for (const auto& b : buckets) {
+    if (std::abs(b.upper_bound - 0.0025) < 1e-12) {
+      BOOST_TEST(b.cumulative_count == 1u);
+      ++seen;
+    }
+    if (std::abs(b.upper_bound - 0.005) < 1e-12) {
+      BOOST_TEST(b.cumulative_count == 2u);
+      ++seen;
+    }
+  }
+  BOOST_TEST(seen == 2);
+  BOOST_TEST(family(fs, "chronopool_timer_wait_lateness_seconds")->metric[0].histogram.sample_sum == 0.004);
+}
+
+// A periodic handler's runs on a manual clock: 3 runs of exactly 1 ms.
+BOOST_AUTO_TEST_CASE(a_periodic_handler_exports_its_runs_lateness_and_run_time) {
+  asio::io_context io;
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  auto handle = chronopool::schedule_at_fixed_rate(io.get_executor(), 10ms, 10ms, [&] { clock.stall(1ms); });
+  clock.advance(35ms);
+  prometheus_collector c;
+  c.add_periodic("tick", handle);
+  handle.cancel();
+  clock.advance(0ms);
+  const auto fs = c.Collect();  // the collector's copy of the handle keeps the figures readable
+  const chronopool::periodic_stats s = handle.stats();
+  BOOST_TEST(s.runs == 3u);
+  BOOST_TEST(counter_of(fs, "chronopool_periodic_runs_total") == 3.0);
+  check_histogram(fs, "chronopool_periodic_lateness_seconds", s.lateness_histogram, "schedule", "tick");
+  check_histogram(fs, "chronopool_periodic_run_seconds", s.run_time_histogram, "schedule", "tick");
+  BOOST_TEST(family(fs, "chronopool_periodic_run_seconds")->metric[0].histogram.sample_sum == 0.003);
+  BOOST_TEST(family(fs, "chronopool_periodic_lateness_seconds")->metric[0].histogram.sample_sum == 0.0);
 }
 
 BOOST_AUTO_TEST_CASE(two_pools_are_two_samples_of_one_family_and_remove_drops_one) {

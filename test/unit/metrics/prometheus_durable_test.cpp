@@ -1,7 +1,8 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// add_durable_scheduler: a durable scheduler's counters as Prometheus
-// counters labelled with its name, equal to its stats(). Built only with
+// add_durable_scheduler: a durable scheduler's counters and histograms as
+// Prometheus counters and histograms labelled with its name, equal to its
+// stats(). Built only with
 // chronopool::durable; no Redis is needed (the figures are read locally).
 #include <chronopool/metrics/prometheus_durable.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -37,7 +38,7 @@ BOOST_AUTO_TEST_CASE(a_durable_scheduler_exports_every_counter_of_its_stats) {
       {"chronopool_durable_fires_given_back_total", st.given_back},
       {"chronopool_durable_data_lost_total", st.data_lost},
   };
-  BOOST_TEST(families.size() == expected.size());
+  BOOST_TEST(families.size() == expected.size() + 2);
   for (const auto& [name, value] : expected) {
     const prometheus::MetricFamily* f = nullptr;
     for (const auto& x : families)
@@ -48,6 +49,20 @@ BOOST_AUTO_TEST_CASE(a_durable_scheduler_exports_every_counter_of_its_stats) {
     BOOST_TEST(f->metric[0].label.at(0).name == "scheduler");
     BOOST_TEST(f->metric[0].label.at(0).value == "jobs");
     BOOST_TEST(f->metric[0].counter.value == static_cast<double>(value), name);
+  }
+  // Nothing claimed without Redis: empty histograms, still exported (a
+  // scrape sees every family from the start).
+  for (const auto& [name, h] : {std::pair{"chronopool_durable_claim_lag_seconds", &st.claim_lag_histogram},
+                                std::pair{"chronopool_durable_handler_run_seconds", &st.run_time_histogram}}) {
+    const prometheus::MetricFamily* f = nullptr;
+    for (const auto& x : families)
+      if (x.name == name) f = &x;
+    BOOST_TEST_REQUIRE(f != nullptr, name);
+    BOOST_TEST((f->type == prometheus::MetricType::Histogram), name);
+    BOOST_TEST_REQUIRE(f->metric.size() == 1u);
+    BOOST_TEST(f->metric[0].label.at(0).value == "jobs");
+    BOOST_TEST(f->metric[0].histogram.sample_count == h->count());
+    BOOST_TEST(f->metric[0].histogram.bucket.back().cumulative_count == 0u);
   }
   BOOST_TEST(c.remove("jobs"));
 }

@@ -184,6 +184,8 @@ class timer_service_base : public boost::asio::execution_context::service {
   bool routed_to_pool() const noexcept { return pool_set_.load(); }
   void set_window(std::chrono::nanoseconds window);
   std::size_t pending() const;
+  /// Every shard's figures summed into @p s (see timer_shard::add_stats).
+  void add_shard_stats(timer_service_stats& s) const;
 
  private:
   friend class chronopool::manual_clock;

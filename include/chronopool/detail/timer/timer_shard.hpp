@@ -15,6 +15,7 @@
 #include <chronopool/detail/support/intrusive_list.hpp>
 #include <chronopool/detail/timer/native_poller.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
+#include <chronopool/detail/support/histogram_recorder.hpp>
 #include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/timer/wait_op.hpp>
 
@@ -28,6 +29,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+
+namespace chronopool {
+struct timer_service_stats;
+}  // namespace chronopool
 
 namespace chronopool::detail {
 
@@ -103,6 +108,12 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   std::size_t index_bytes() const;
   /// Waits that started without the lock, counted as they are drained.
   std::uint64_t unlocked_starts() const;
+  /// pending(), for a caller holding the lock.
+  std::size_t pending_locked() const noexcept;
+  /// Adds this shard's waits to @p s: pending, completed and cancelled
+  /// counts and the lateness of the waits that fired (read under the lock,
+  /// so one shard's figures agree with each other).
+  void add_stats(timer_service_stats& s) const;
 
   // ---- on a manual clock (see detail/time/manual_time.hpp) -------------------
   /// Reads the time from @p m from now on, and arms no wake-up: the manual
@@ -417,6 +428,15 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   // After use_pool: how long a held collect posted from outside the context
   // took to start there.
   handoff_latency_level handoff_latency_;
+
+  // Statistics. Written under the lock, so the shard's recorder has one
+  // writer at a time (plain relaxed stores, no read-modify-write); read by
+  // add_stats() under it too.
+  std::uint64_t cancelled_ = 0;        // waits aborted, before or after they fired
+  std::uint64_t cancelled_fired_ = 0;  // of those, fired ones cancelled before their delivery claimed them
+  // Fire time (the collect's one clock read) minus deadline, of every wait
+  // that fired.
+  histogram_shard lateness_;
 };
 
 // A timer keeps its home shard's address above six flag bits (timer_impl).

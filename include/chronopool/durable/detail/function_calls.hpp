@@ -71,6 +71,7 @@ struct claimed_fire {
   std::uint32_t attempt = 0;
   std::int64_t lease_expiry_ms = 0;
   std::string epoch;  ///< the namespace's epoch it was claimed in
+  std::int64_t claimed_ms = 0;  ///< Redis's time at the claim (its claim lag: claimed_ms - due_ms)
 };
 
 struct claim_result {
