@@ -20,6 +20,7 @@
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_options.hpp>
 #include <chronopool/periodic_timer.hpp>
+#include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_stats.hpp>
 #include <chronopool/pool_thread.hpp>

@@ -153,6 +153,11 @@ class timer_service_base : public boost::asio::execution_context::service {
   manual_clock* attached_manual_clock() const noexcept { return manual_clock_.get(); }
   /// The manual clock's time, or null: the context runs on the real clock.
   const manual_time* manual() const noexcept { return manual_.load(std::memory_order_acquire); }
+  /// The context is a scheduled_thread_pool on a manual clock whose time is
+  /// @p m (after route_to_pool, before the first timer): the timers read
+  /// @p m, and their wake-ups stay the pool's tasks, which the pool runs on
+  /// @p m.
+  void run_on_pool_time(const manual_time* m);
 
   // ---- diagnostics (tests and benchmarks) --------------------------------
 
