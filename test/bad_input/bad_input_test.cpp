@@ -19,6 +19,7 @@
 #include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
+#include <chronopool/system_timer.hpp>
 
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/io_context.hpp>
@@ -456,6 +457,13 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] {
          asio::io_context ctx;
          chronopool::use_manual_clock(ctx).advance(-1ms);
+       }},
+      {"use_manual_clock", "after a system_timer of the context exists", expect::logic_error,
+       {"use_manual_clock", "before the first timer"},
+       [&] {
+         asio::io_context ctx;
+         chronopool::system_timer t(ctx);
+         chronopool::use_manual_clock(ctx);
        }},
       {"manual_clock_of(io_context)", "a context on the real clock", expect::logic_error,
        {"manual_clock_of", "use_manual_clock"}, [&] { chronopool::manual_clock_of(io); }},

@@ -54,6 +54,11 @@ class timer_service_base : public boost::asio::execution_context::service {
     impl.set_expiry(time_point());
     impl.first.store(nullptr, std::memory_order_relaxed);
     impl.last = nullptr;
+    note_timer();
+  }
+  /// A timer of the context (steady or system) was constructed: from here
+  /// on use_pool and a manual clock are refused. Stored once.
+  void note_timer() noexcept {
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true);
   }
   /// Ends a timer's state: cancels its pending waits (operation_aborted), as
