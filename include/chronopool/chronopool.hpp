@@ -21,6 +21,7 @@
 #include <chronopool/periodic_options.hpp>
 #include <chronopool/periodic_stats.hpp>
 #include <chronopool/periodic_timer.hpp>
+#include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/pool_options.hpp>
 #include <chronopool/pool_stats.hpp>
 #include <chronopool/pool_thread.hpp>

@@ -67,7 +67,8 @@ class cron_state final
       error = std::current_exception();
     }
     if (!this->end_run(stop, std::move(error), options_)) return;
-    if (!cursor_.advance(detail::system_now())) {
+    // The context's system time: a manual clock's, on a context that has one.
+    if (!cursor_.advance(this->schedule_system_now())) {
       this->stopped_.store(true);  // no instant left that system_clock can hold
       return;
     }
@@ -111,7 +112,7 @@ periodic_handle schedule_cron(const Executor& ex, const cron_schedule& schedule,
   detail::validate_cron_options(options, where);
   detail::check_not_empty(handler, where);
   detail::cron_cursor cursor(schedule, misfire);
-  if (!cursor.start(detail::system_now()))
+  if (!cursor.start(detail::context_system_now(ex)))
     throw std::invalid_argument("chronopool: schedule_cron: the schedule names no instant ahead");
   auto state = std::make_shared<detail::cron_state<Executor, handler_type>>(ex, std::forward<Handler>(handler),
                                                                            std::move(cursor), std::move(options));

@@ -39,7 +39,8 @@ namespace chronopool {
 /// Wall clock: the tick waits on a system timer (see chronopool::system_timer),
 /// so it follows steps of the system clock: it never completes before its
 /// instant by the system clock, and a forward step past the instant
-/// completes it at once. One tick wait at a time: a new async_tick cancels
+/// completes it at once. On a context with a manual clock the instants are
+/// read on its virtual system clock. One tick wait at a time: a new async_tick cancels
 /// a pending one.
 template <class Executor = boost::asio::any_io_executor>
 class basic_cron_timer {
@@ -52,7 +53,7 @@ class basic_cron_timer {
   /// std::invalid_argument when it names none that time_point can hold.
   basic_cron_timer(const executor_type& ex, cron_schedule schedule, cron_misfire misfire = {})
       : timer_(ex), cursor_(std::move(schedule), misfire) {
-    if (!cursor_.start(detail::system_now()))
+    if (!cursor_.start(detail::context_system_now(ex)))
       throw std::invalid_argument("chronopool: cron_timer: the schedule names no instant ahead");
   }
   /// As the constructor above, on @p ctx's executor.
@@ -72,7 +73,7 @@ class basic_cron_timer {
   /// at once. time_point::max() when the schedule has no instant left.
   time_point next_tick() const {
     if (!consumed_) return cursor_.current();
-    const std::optional<time_point> next = cursor_.peek(detail::system_now());
+    const std::optional<time_point> next = cursor_.peek(context_now());
     return next ? *next : time_point::max();
   }
 
@@ -110,7 +111,7 @@ class basic_cron_timer {
       if (state == 0) {
         op.reset_cancellation_state(boost::asio::enable_total_cancellation());
         if (self->consumed_) {
-          if (!self->cursor_.advance(detail::system_now())) {
+          if (!self->cursor_.advance(self->context_now())) {
             // Never complete inside the initiating call: post the eof.
             state = 2;
             boost::asio::post(self->timer_.get_executor(), std::move(op));
@@ -138,6 +139,13 @@ class basic_cron_timer {
   void wait(Op&& op) {
     timer_.expires_at(cursor_.current());
     timer_.async_wait(std::forward<Op>(op));
+  }
+
+  /// The system time on the timer's context: the library's, or its manual
+  /// clock's. (Asio's get_executor() is not const; reading it changes nothing.)
+  time_point context_now() const {
+    using timer_type = basic_scheduled_timer<clock_type, boost::asio::wait_traits<clock_type>, Executor>;
+    return detail::context_system_now(const_cast<timer_type&>(timer_).get_executor());
   }
 
   basic_scheduled_timer<clock_type, boost::asio::wait_traits<clock_type>, Executor> timer_;

@@ -46,8 +46,9 @@ class timer_service_base;
 ///
 /// With the context run by one thread (the caller), the same test gives the
 /// same order of completions and the same virtual timestamps on every run.
-/// Phase 1 covers io_contexts; a scheduled_thread_pool (its delayed work
-/// queue, or use_pool) does not run on a manual clock.
+/// A scheduled_thread_pool has a clock of its own (pool_manual_clock, through
+/// scheduled_thread_pool_options::use_manual_clock); an io_context's timers
+/// cannot be routed to a pool (use_pool) while either runs on a manual clock.
 ///
 /// @par Thread Safety
 /// now() and system_now() from any thread. The other members from one

@@ -167,6 +167,10 @@ class executor_schedule : public periodic_state_base, public std::enable_shared_
     }
   }
 
+  /// The system time on the timer's context: the library's, or its manual
+  /// clock's (see context_system_now).
+  sys_time schedule_system_now() noexcept { return context_system_now(timer_.get_executor()); }
+
  private:
   basic_scheduled_timer<Clock, boost::asio::wait_traits<Clock>, Executor> timer_;
 };

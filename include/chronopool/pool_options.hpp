@@ -120,6 +120,13 @@ struct scheduled_thread_pool_options {
   /// Negative values are rejected.
   std::chrono::nanoseconds precision_spin_limit{0};
 
+  /// Testing: the pool runs on a manual clock (chronopool::pool_manual_clock,
+  /// from manual_clock_of(pool)) instead of the real ones. Its delayed,
+  /// periodic, wall-clock and calendar tasks, its timers and its now() read
+  /// virtual time, which moves only when the test advances the clock.
+  /// precision_spin_limit must then be zero (std::invalid_argument).
+  bool use_manual_clock = false;
+
   // ---- hooks (all optional; called on pool threads unless noted) ----------
 
   /// Errors that no future will report: exceptions from execute()d work and

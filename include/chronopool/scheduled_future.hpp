@@ -61,12 +61,13 @@ class scheduled_future_base {
   bool is_periodic() const noexcept { return task_ && task_->is_periodic(); }
 
   /// Time left until the task's next deadline (negative when overdue;
-  /// clock::duration::max() for "never").
+  /// clock::duration::max() for "never"), on the pool's clock: a manual
+  /// clock's virtual time on a pool that runs on one.
   clock::duration delay() const {
     check_valid();
     const auto d = task_->deadline();
     if (detail::is_never(d)) return clock::duration::max();
-    return detail::saturating_difference(d, clock::now());
+    return detail::saturating_difference(d, task_->now());
   }
 
   /// Blocks until done.
@@ -77,7 +78,8 @@ class scheduled_future_base {
 
   /// Blocks until done or until @p timeout passes: ready or timeout (never
   /// deferred). Any duration type; a timeout too large to represent waits
-  /// without limit.
+  /// without limit. The timeout is the caller's real time, also on a pool
+  /// that runs on a manual clock.
   template <class Rep, class Period>
   std::future_status wait_for(std::chrono::duration<Rep, Period> timeout) const {
     return wait_until(detail::deadline_after(clock::now(), detail::saturating_duration(timeout, "timeout")));
@@ -341,7 +343,7 @@ class scheduled_future<void> : public scheduled_future_base {
       throw std::invalid_argument("chronopool: reschedule: period must be positive");
     if (!task_) return false;
     detail::validate_leeway(p, task_->leeway(), "reschedule");
-    return task_->rebase(p, detail::saturating_add(clock::now(), p));
+    return task_->rebase(p, detail::saturating_add(task_->now(), p));
   }
 
   /// Re-bases the schedule on @p next, keeping the period: the next run's
@@ -350,13 +352,18 @@ class scheduled_future<void> : public scheduled_future_base {
   /// does. Time points of other clocks are converted once, at the call.
   template <class Clock, class Duration>
   bool reschedule_next(std::chrono::time_point<Clock, Duration> next) {
+    if (!task_) return false;
     time_point_type steady_next;
     if constexpr (std::is_same_v<Clock, clock>) {
       steady_next = time_point_type(detail::saturating_duration(next.time_since_epoch(), "time point"));
+    } else if constexpr (std::is_same_v<Clock, std::chrono::system_clock>) {
+      // On the pool's system clock (a manual clock's, on a pool that runs on one).
+      const auto d = detail::saturating_duration(next.time_since_epoch(), "time point");
+      steady_next = task_->steady_deadline_for(detail::sys_time(std::chrono::ceil<detail::sys_time::duration>(d)));
     } else {
-      steady_next = detail::steady_deadline_of(next, "time point");
+      steady_next = detail::steady_deadline_of(next, "time point", task_->now());
     }
-    return task_ && task_->rebase(clock::duration::zero(), steady_next);
+    return task_->rebase(clock::duration::zero(), steady_next);
   }
 
   /// One extra run as soon as possible, never overlapping another: a queued

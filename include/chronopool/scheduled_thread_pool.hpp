@@ -35,6 +35,7 @@ namespace chronopool {
 namespace detail {
 class pool_core;
 }
+class pool_manual_clock;
 
 /// A pool of threads that runs one-shot and periodic tasks at their deadlines.
 ///
@@ -90,6 +91,22 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// An executor for this pool: post, dispatch, defer, co_spawn, strands and
   /// use_future work on it, as on asio::thread_pool.
   executor_type get_executor() noexcept;
+
+  /// The time the pool's deadlines are measured on: steady_clock::now(), or
+  /// the virtual time of the pool's manual clock
+  /// (scheduled_thread_pool_options::use_manual_clock).
+  time_point now() const noexcept {
+    if (!detail::any_manual_clock()) [[likely]]
+      return clock::now();
+    return manual_ != nullptr ? manual_->now() : clock::now();
+  }
+  /// The system time the pool's wall-clock and calendar tasks follow:
+  /// system_clock::now(), or the manual clock's virtual system time.
+  std::chrono::system_clock::time_point system_now() const noexcept {
+    if (!detail::any_manual_clock()) [[likely]]
+      return detail::system_now();
+    return manual_ != nullptr ? manual_->system_now() : detail::system_now();
+  }
 
   // ---- submission ------------------------------------------------------------
   // Every callable may take a std::stop_token as its only parameter; it then
@@ -436,6 +453,8 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
  private:
   friend class timer_service;
+  friend pool_manual_clock& manual_clock_of(scheduled_thread_pool& pool);
+  friend bool has_manual_clock(const scheduled_thread_pool& pool) noexcept;
 
   // For the executor: queue work due now; after shutdown it is destroyed
   // without being invoked (Asio's rule), not handed to the rejection policy.
@@ -455,19 +474,21 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   void enqueue_wall(const detail::task_ptr& t, detail::sys_time instant, const char* where);
   bool wait_for_termination_until(time_point limit);
   bool wait_until_quiet_steady(time_point horizon, duration timeout);
+  /// A time point of any clock on the pool's steady time: another clock's is
+  /// measured once, now, from the pool's now().
   template <class Clock, class Duration>
-  static time_point to_steady(std::chrono::time_point<Clock, Duration> t, const char* what) {
+  time_point to_steady(std::chrono::time_point<Clock, Duration> t, const char* what) const {
     if constexpr (std::is_same_v<Clock, clock>) {
       return time_point(detail::saturating_duration(t.time_since_epoch(), what));
     } else {
-      return detail::steady_deadline_of(t, what);
+      return detail::steady_deadline_of(t, what, now());
     }
   }
 
   template <class F>
   detail::task_ptr make_one_shot(F&& f, time_point deadline, const char* where);
   template <class Clock, class Duration>
-  static time_point steady_deadline(std::chrono::time_point<Clock, Duration> deadline);
+  time_point steady_deadline(std::chrono::time_point<Clock, Duration> deadline) const;
   template <class Rep1, class Period1, class Rep2, class Period2, class F>
   scheduled_future<void> schedule_periodic(detail::task_kind kind, std::chrono::duration<Rep1, Period1> initial_delay,
                                            std::chrono::duration<Rep2, Period2> period, F&& f,
@@ -480,6 +501,8 @@ class scheduled_thread_pool : public boost::asio::execution_context {
 
 
   std::shared_ptr<detail::pool_core> core_;
+  // The manual clock's time (use_manual_clock), or null: read by now().
+  const detail::manual_time* manual_ = nullptr;
 };
 
 }  // namespace chronopool

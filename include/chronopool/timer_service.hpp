@@ -119,6 +119,21 @@ time_point context_now(const Executor& ex) {
   }
 }
 
+/// The system time on @p ex's context: the library's system_now(), or the
+/// virtual system time of the context's manual clock. Like context_now(),
+/// the executor is looked at only while a manual clock exists.
+template <class Executor>
+sys_time context_system_now(const Executor& ex) {
+  if (!any_manual_clock()) [[likely]]
+    return system_now();
+  if constexpr (boost::asio::execution::is_executor<Executor>::value) {
+    return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context))
+        .system_now();
+  } else {
+    return boost::asio::use_service<timer_service>(ex.context()).system_now();
+  }
+}
+
 }  // namespace detail
 
 }  // namespace chronopool

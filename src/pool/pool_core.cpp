@@ -9,6 +9,10 @@
 
 #include <chronopool/detail/platform/timer_slack.hpp>
 #include <chronopool/detail/pool/pool_limits.hpp>
+#include <chronopool/pool_manual_clock.hpp>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 
 #include <exception>
 #include <stdexcept>
@@ -30,6 +34,10 @@ scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
     throw std::invalid_argument("chronopool: keep_alive must be positive");
   if (o.precision_spin_limit < std::chrono::nanoseconds::zero())
     throw std::invalid_argument("chronopool: precision_spin_limit must not be negative");
+  // Spinning waits for real time to pass, which a manual clock's never does.
+  if (o.use_manual_clock && o.precision_spin_limit != std::chrono::nanoseconds::zero())
+    throw std::invalid_argument(fmt::format("chronopool: precision_spin_limit must be zero with use_manual_clock (was {})",
+                                            o.precision_spin_limit));
   return o;
 }
 
@@ -64,11 +72,21 @@ pool_core::pool_core(scheduled_thread_pool_options options)
       core_size_(options_.core_pool_size),
       allow_core_timeout_(options_.allow_core_thread_timeout) {
   queue_.set_precision_spin_limit(options_.precision_spin_limit);
+  if (options_.use_manual_clock) {
+    // Before anything is queued: every reading of the pool's time (its
+    // own, its queue's, its tasks' through their owner) is virtual.
+    manual_clock_.reset(new pool_manual_clock(*this));
+    set_manual_time(&manual_clock_->time_);
+    wall_.use_manual_time(&manual_clock_->time_);
+    queue_.use_manual_time(&manual_clock_->time_);
+    manual_clocks_attached.fetch_add(1, std::memory_order_relaxed);
+  }
   if (options_.rejection_handler)
     rejection_handler_ = std::make_shared<const std::function<void(rejected_task&)>>(options_.rejection_handler);
 }
 
 pool_core::~pool_core() {
+  if (manual_clock_) manual_clocks_attached.fetch_sub(1, std::memory_order_relaxed);
   // close() has joined or detached every thread; the list holds no joinable
   // one. Termination completed every termination wait; any left (a core
   // never closed) is destroyed without a call.
@@ -153,7 +171,7 @@ delayed_work_queue::wait_result pool_core::get_work() {
         // A timed thread waits keep_alive for work, except the last one while
         // work is queued: it must stay for that work, and polling every
         // keep_alive until a far deadline would be a slow spin.
-        limit = deadline_after(clock::now(), options_.keep_alive);
+        limit = deadline_after(now(), options_.keep_alive);
       }
     }
     if (quiet_now != nullptr) {
@@ -193,7 +211,7 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
   if (wall && wall_.hold_back(t)) [[unlikely]]
     return;
   if (!t->try_start()) return;  // cancelled while queued (remove_on_cancel off) or just now
-  const time_point started = clock::now();
+  const time_point started = now();
   w.lateness.record_exclusive(saturating_difference(started, t->deadline()));
   {
     std::lock_guard lock(w.current_mutex);
@@ -233,7 +251,7 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
     std::lock_guard lock(w.current_mutex);
     w.current = nullptr;
   }
-  w.run_time.record_exclusive(saturating_difference(clock::now(), started));
+  w.run_time.record_exclusive(saturating_difference(now(), started));
   active_.fetch_sub(1);
   completed_.fetch_add(1);
   if (error) [[unlikely]]

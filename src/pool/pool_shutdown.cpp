@@ -22,7 +22,7 @@ void pool_core::shutdown() {
   // Apply the shutdown policies to what is queued (Java's onShutdown).
   const bool keep_periodic = continue_periodic_after_shutdown.load();
   const bool keep_delayed = execute_delayed_after_shutdown.load();
-  const time_point now = clock::now();
+  const time_point now = this->now();
   auto dropped = queue_.remove_if([&](const task_base& t) {
     if (t.cancelled()) return true;
     return t.is_periodic() ? !keep_periodic : (!keep_delayed && t.deadline() > now);

@@ -76,7 +76,7 @@ pool_core::offer_outcome pool_core::settle_after_offer(const task_ptr& t) {
 }
 
 void pool_core::submit_from_executor(const task_ptr& t) {
-  t->set_deadline(clock::now());
+  t->set_deadline(now());
   submit_internal(t, true);
 }
 

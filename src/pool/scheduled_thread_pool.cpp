@@ -3,6 +3,7 @@
 // scheduled_thread_pool: the public object forwards to its pool_core.
 #include <chronopool/detail/time/periodic_schedule.hpp>
 #include <chronopool/detail/pool/pool_core.hpp>
+#include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
 
@@ -24,7 +25,15 @@ scheduled_thread_pool::scheduled_thread_pool(std::size_t core_pool_size)
 scheduled_thread_pool::scheduled_thread_pool(scheduled_thread_pool_options options)
     : core_(std::make_shared<detail::pool_core>(std::move(options))) {
   // Timers on this context keep their waits in the pool's own queue.
-  boost::asio::use_service<timer_service>(*this).use_pool(*this);
+  timer_service& timers = boost::asio::use_service<timer_service>(*this);
+  timers.use_pool(*this);
+  if (pool_manual_clock* m = core_->manual_clock()) {
+    // Before any timer or task exists: the pool's timers read its manual
+    // time, and its system timers follow the clock's steps.
+    manual_ = &m->time_;
+    timers.run_on_pool_time(manual_);
+    m->timers_ = &timers;
+  }
 }
 
 scheduled_thread_pool::~scheduled_thread_pool() {

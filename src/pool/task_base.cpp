@@ -67,7 +67,7 @@ bool task_base::try_start() noexcept {
 
 std::exception_ptr task_base::run_here() noexcept {
   if (!try_start()) return {};
-  const time_point started = clock::now();
+  const time_point started = now();
   std::exception_ptr error;
   try {
     invoke();
@@ -136,7 +136,7 @@ void task_base::finish_run(std::exception_ptr error, time_point started) noexcep
     // The controls see the task running until this block has re-queued it
     // (or paused or ended it): one decision per run, under the control lock.
     std::lock_guard lock(control_mutex_for(this));
-    const time_point d = next_deadline(p, started, clock::now());
+    const time_point d = next_deadline(p, started, now());
     ends = past_end(d);  // no run starts at or after `until`
     // A pause takes effect only if the owner keeps the paused task (not
     // after a shutdown): parked first, so that a shutdown sweeping the
@@ -309,7 +309,7 @@ bool task_base::trigger_now() noexcept {
         if (o == nullptr) return false;  // handed back by shutdown_now(): no schedule left
         if (o->withdraw(*this)) {
           p.extra_run = true;
-          set_deadline(std::min(deadline(), clock::now()));
+          set_deadline(std::min(deadline(), now()));
           if (requeue(o)) return true;
           break;
         }

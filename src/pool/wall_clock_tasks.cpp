@@ -25,7 +25,8 @@ wall_clock_tasks::~wall_clock_tasks() {
 std::uint64_t wall_clock_tasks::add(const task_ptr& t, sys_time instant) {
   {
     const std::lock_guard lock(subscription_mutex_);
-    if (!subscribed_ && !stopped_) {
+    // On a manual clock the real system clock's steps do not concern us.
+    if (!subscribed_ && !stopped_ && manual_time_of() == nullptr) {
       subscribe_clock_steps(*this);
       subscribed_ = true;
     }
@@ -34,7 +35,7 @@ std::uint64_t wall_clock_tasks::add(const task_ptr& t, sys_time instant) {
   // this read makes settle() queue a pass (see the file comment of the
   // header); one noticed before it is in system_now() already.
   const std::uint64_t stamp = steps_.load();
-  t->set_deadline(steady_deadline_for(instant));
+  t->set_deadline(deadline_for(instant));
   const std::lock_guard lock(mutex_);
   entries_.insert_or_assign(t.get(), entry{t, instant});
   count_.store(entries_.size());
@@ -98,11 +99,11 @@ bool wall_clock_tasks::hold_back(const task_ptr& t) noexcept {
     if (it == entries_.end()) return false;
     instant = it->second.instant;
   }
-  if (system_now() >= instant) return false;
+  if (wall_now() >= instant) return false;
   // Taken at a deadline that a step (backward) made stale, before the pass
   // for that step re-timed it: back in the queue at the right deadline.
   const std::uint64_t stamp = steps_.load();
-  t->set_deadline(steady_deadline_for(instant));
+  t->set_deadline(deadline_for(instant));
   requeue(*t, stamp);
   return true;
 }
@@ -174,7 +175,7 @@ void wall_clock_tasks::retime_all() noexcept {
     // Not in the queue: a pool thread holds it (running it, or re-queueing
     // it after hold_back or a periodic run, which re-time it themselves).
     if (!queue_.remove(*t)) continue;
-    t->set_deadline(steady_deadline_for(instant));
+    t->set_deadline(deadline_for(instant));
     requeue(*t, stamp);
   }
 }
@@ -200,7 +201,7 @@ bool wall_clock_tasks::reschedule(task_base& t) {
   // The deadline the run armed was measured before the run ended; a step
   // during the run would not have reached it (it was out of the queue).
   const std::uint64_t stamp = steps_.load();
-  t.set_deadline(steady_deadline_for(instant));
+  t.set_deadline(deadline_for(instant));
   const bool kept = pool_.reschedule(t);
   if (kept) recheck(stamp);
   return kept;

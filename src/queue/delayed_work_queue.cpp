@@ -175,7 +175,7 @@ delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t,
 
 task_ptr delayed_work_queue::poll() {
   std::lock_guard lock(mutex_);
-  return task_ptr(take_due(clock::now()), task_ptr::adopt);
+  return task_ptr(take_due(now()), task_ptr::adopt);
 }
 
 delayed_work_queue::wait_result delayed_work_queue::take_locked() {
@@ -187,7 +187,7 @@ delayed_work_queue::wait_result delayed_work_queue::take_locked() {
     return {{}, wait_status::function, functions_.pop_front()};
   }
   if (count() == 0) return {{}, wait_status::timeout};
-  if (task_base* t = take_due(clock::now())) {
+  if (task_base* t = take_due(now())) {
     ++taken_;
     return {task_ptr(t, task_ptr::adopt), wait_status::task};
   }
@@ -238,7 +238,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       if (count() == 0 && mode_ == mode::draining) wake_all();
       break;
     }
-    const time_point now = clock::now();
+    const time_point now = this->now();
     if (count() == 0) {
       if (mode_ == mode::draining) {
         result.status = wait_status::closed;
@@ -271,7 +271,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       const time_point until = std::min(head, limit);
       if (precision_mode() && !is_never(until)) {
         sleep_then_spin(lock, until);
-      } else if (!is_never(until) && spins_for(until - now)) {
+      } else if (manual_ == nullptr && !is_never(until) && spins_for(until - now)) {
         spin_until(lock, until);  // sleeping would cost more, and run it later, than waiting
       } else if (!sleep_until(lock, until) && !is_never(until)) {
         wake_latency_.observe(saturating_difference(clock::now(), until));
@@ -286,6 +286,18 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   // Pass the leader role on: someone must sleep for the (new) head.
   if (leader_ == nullptr && index_.wake_time()) hand_off_and_unlock(lock);
   return result;
+}
+
+void delayed_work_queue::use_manual_time(const manual_time* m) noexcept {
+  std::lock_guard lock(mutex_);
+  manual_ = m;
+  spin_limit_ = duration::zero();
+  spin_window_ = duration::zero();
+}
+
+void delayed_work_queue::time_moved() noexcept {
+  std::lock_guard lock(mutex_);
+  wake_all();
 }
 
 void delayed_work_queue::wake_one() noexcept {

@@ -32,7 +32,9 @@ bool delayed_work_queue::sleep_until(std::unique_lock<std::mutex>& lock, time_po
   }
   ++sleeping_;
   bool woken = true;
-  if (is_never(until)) {
+  // On a manual clock no real time comes: the sleep ends when woken (the
+  // time moved, or work came).
+  if (is_never(until) || manual_ != nullptr) {
     available_.wait(lock);
   } else {
     woken = available_.wait_until(lock, until) == std::cv_status::no_timeout;

@@ -39,13 +39,24 @@ void manual_time::set_now(time_point t) noexcept {
 }
 
 void manual_time::step_system(duration step) noexcept {
-  wall_offset_.fetch_add(step.count(), std::memory_order_acq_rel);
-  steps_.fetch_add(1, std::memory_order_acq_rel);
+  {
+    // Under the sleepers' lock: one that read the old offset is already
+    // waiting when the notification comes.
+    const std::lock_guard lock(mutex_);
+    wall_offset_.fetch_add(step.count(), std::memory_order_acq_rel);
+    steps_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  moved_.notify_all();
 }
 
 void manual_time::wait_until(time_point t) const {
   std::unique_lock lock(mutex_);
   moved_.wait(lock, [&] { return now() >= t; });
+}
+
+void manual_time::wait_until_system(std::chrono::system_clock::time_point t) const {
+  std::unique_lock lock(mutex_);
+  moved_.wait(lock, [&] { return system_now() >= t; });
 }
 
 }  // namespace chronopool::detail

@@ -4,6 +4,8 @@
 // them (the context's own threads or a pool), and the diagnostics summed
 // over the shards.
 #include <chronopool/detail/timer/timer_service_base.hpp>
+
+#include <chronopool/detail/pool/pool_core.hpp>
 #include <chronopool/detail/timer/wall_clock_waits.hpp>
 #include <chronopool/manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -51,13 +53,18 @@ void timer_service_base::route_to_pool(scheduled_thread_pool& pool, std::shared_
   if (manual_.load() != nullptr)
     throw std::logic_error("chronopool::use_pool: this context's timers run on a manual clock (use_manual_clock); "
                            "a manual clock does not drive a pool");
+  const bool context_is_pool = &context_ == static_cast<boost::asio::execution_context*>(&pool);
+  if (!context_is_pool && core->manual_time_of() != nullptr)
+    throw std::logic_error("chronopool::use_pool: the pool runs on a manual clock "
+                           "(scheduled_thread_pool_options::use_manual_clock); another context's timers would "
+                           "read the real clock against its virtual one: put that context on its own manual "
+                           "clock (use_manual_clock(io)) instead");
   if (pool_set_.exchange(true))
     throw std::logic_error("chronopool::use_pool: this context's timers already use a pool");
   if (any_timer_.load()) {
     pool_set_.store(false);
     throw std::logic_error("chronopool::use_pool: call it before the first timer of the context exists");
   }
-  const bool context_is_pool = &context_ == static_cast<boost::asio::execution_context*>(&pool);
   for (const auto& shard : shards_) {
     if (context_is_pool) shard->set_context_executor(pool.get_executor());
     shard->use_pool(core, context_is_pool);
@@ -66,6 +73,11 @@ void timer_service_base::route_to_pool(scheduled_thread_pool& pool, std::shared_
     own_pool_ = &pool;  // from the pool's constructor, before any timer of it exists
     context_known_.store(true);
   }
+}
+
+void timer_service_base::run_on_pool_time(const manual_time* m) {
+  for (const auto& shard : shards_) shard->use_manual_time(m);
+  manual_.store(m, std::memory_order_release);
 }
 
 void timer_service_base::set_window(std::chrono::nanoseconds window) {

@@ -151,7 +151,9 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
         return;
       }
       if (wakeup_ && wakeup_at_ <= *wake) return;
-      const time_point now = clock::now();
+      // A pool on a manual clock: its time, and the wake-up task below
+      // comes due on it.
+      const time_point now = manual_ == nullptr ? clock::now() : manual_->now();
       // After use_pool (while the pool runs), the io_context collects every
       // due wait itself, a hand-off ahead: a wake time within it (or due
       // already) is waited for there, by a held collect; a later one by a

@@ -208,7 +208,12 @@ std::size_t wall_clock_waits::pending() const {
   return linked_;
 }
 
-void wait_for_wall_expiry(sys_time (*expiry)(const void*), const void* timer) {
+void wait_for_wall_expiry(const timer_service_base& service, sys_time (*expiry)(const void*), const void* timer) {
+  if (const manual_time* m = service.manual()) {
+    // Virtual time: the clock's advances and steps notify its sleepers.
+    for (sys_time e = expiry(timer); m->system_now() < e; e = expiry(timer)) m->wait_until_system(e);
+    return;
+  }
   // Woken by every step of the system clock while it sleeps.
   struct step_waker final : clock_step_listener {
     std::mutex mutex;

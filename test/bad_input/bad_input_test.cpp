@@ -13,10 +13,13 @@
 #include <chronopool/cron_periodic.hpp>
 #include <chronopool/cron_schedule.hpp>
 #include <chronopool/cron_timer.hpp>
+#include <chronopool/manual_clock.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_timer.hpp>
+#include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
+#include <chronopool/system_timer.hpp>
 
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/io_context.hpp>
@@ -157,6 +160,8 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
   };
   const auto ia = expect::invalid_argument;
   auto far = pool.schedule(1h, noop);  // a valid handle to wait on
+  scheduled_thread_pool manual_pool(options_with([](auto& o) { o.use_manual_clock = true; }));
+  chronopool::pool_manual_clock& manual_pool_clock = chronopool::manual_clock_of(manual_pool);
 
   const std::vector<bad_input_case> cases = {
       // ---- pool construction and sizing
@@ -446,6 +451,47 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { (void)chronopool::scheduled_future<void>().async_wait(asio::deferred); }},
       {"scheduled_future::delay", "a handle to no task", expect::no_state, {},
        [&] { (void)chronopool::scheduled_future<void>().delay(); }},
+      // Virtual time (issue 42): negative moves, a clock asked of a context
+      // or pool on the real clock, and mixed clocks.
+      {"manual_clock::advance", "-1 ms", ia, {"advance", "-1000000ns"},
+       [&] {
+         asio::io_context ctx;
+         chronopool::use_manual_clock(ctx).advance(-1ms);
+       }},
+      {"use_manual_clock", "after a system_timer of the context exists", expect::logic_error,
+       {"use_manual_clock", "before the first timer"},
+       [&] {
+         asio::io_context ctx;
+         chronopool::system_timer t(ctx);
+         chronopool::use_manual_clock(ctx);
+       }},
+      {"manual_clock_of(io_context)", "a context on the real clock", expect::logic_error,
+       {"manual_clock_of", "use_manual_clock"}, [&] { chronopool::manual_clock_of(io); }},
+      {"pool_manual_clock::advance", "-1 ms", ia, {"pool_manual_clock::advance", "-1000000ns"},
+       [&] { manual_pool_clock.advance(-1ms); }},
+      {"pool_manual_clock::run_for", "-1 s", ia, {"pool_manual_clock::run_for", "-1000000000ns"},
+       [&] { manual_pool_clock.run_for(-1s); }},
+      {"pool_manual_clock::stall", "-1 ns", ia, {"pool_manual_clock::stall", "-1ns"},
+       [&] { manual_pool_clock.stall(-1ns); }},
+      {"pool_manual_clock::advance", "from one of the pool's threads", expect::logic_error,
+       {"pool_manual_clock::advance", "pool's own threads"},
+       [&] { on_pool_thread(manual_pool, [&] { manual_pool_clock.advance(1ms); }); }},
+      {"manual_clock_of(scheduled_thread_pool)", "a pool on the real clock", expect::logic_error,
+       {"manual_clock_of", "use_manual_clock"}, [&] { chronopool::manual_clock_of(pool); }},
+      {"scheduled_thread_pool", "use_manual_clock with precision_spin_limit 50 us", ia,
+       {"precision_spin_limit", "use_manual_clock", "50000ns"},
+       [&] {
+         scheduled_thread_pool p(options_with([](auto& o) {
+           o.use_manual_clock = true;
+           o.precision_spin_limit = 50us;
+         }));
+       }},
+      {"use_pool", "an io_context's timers on a pool on a manual clock", expect::logic_error,
+       {"use_pool", "manual clock"},
+       [&] {
+         asio::io_context other;
+         chronopool::use_pool(other, manual_pool);
+       }},
   };
   for (const auto& c : cases) check(c);
   BOOST_TEST_MESSAGE(cases.size() << " bad-input cases");

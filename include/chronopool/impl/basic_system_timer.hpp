@@ -186,13 +186,15 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
 
   /// Blocks the calling thread until the system clock reaches the expiry
   /// (following steps of the clock, and an expiry moved meanwhile); cancel()
-  /// does not end it. Runs no handlers.
+  /// does not end it. Runs no handlers. On a context with a manual clock it
+  /// waits on virtual time: until another thread advances or steps the
+  /// clock to the expiry.
   void wait() {
-    detail::wait_for_wall_expiry(&read_expiry, &impl_);
+    detail::wait_for_wall_expiry(impl_.waits->service(), &read_expiry, &impl_);
   }
   /// As wait(); @p ec is set to success when it returns.
   void wait(boost::system::error_code& ec) {
-    detail::wait_for_wall_expiry(&read_expiry, &impl_);
+    detail::wait_for_wall_expiry(impl_.waits->service(), &read_expiry, &impl_);
     ec = {};
   }
 

@@ -35,25 +35,25 @@ detail::task_ptr scheduled_thread_pool::make_one_shot(F&& f, time_point deadline
 template <class F>
   requires detail::task_callable<F>
 void scheduled_thread_pool::execute(F&& f) {
-  detail::task_ptr t = make_one_shot(std::forward<F>(f), clock::now(), "execute");
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), now(), "execute");
   t->set_reports_errors(true);
   enqueue(t, "execute");
 }
 
 template <class Clock, class Duration>
-auto scheduled_thread_pool::steady_deadline(std::chrono::time_point<Clock, Duration> deadline) -> time_point {
+auto scheduled_thread_pool::steady_deadline(std::chrono::time_point<Clock, Duration> deadline) const -> time_point {
   if constexpr (std::is_same_v<Clock, clock>) {
     return time_point(detail::saturating_duration(deadline.time_since_epoch(), "deadline"));
   } else {
-    // Another clock: measure the distance once, now, and keep it on steady time.
-    return detail::steady_deadline_of(deadline, "deadline");
+    // Another clock: measure the distance once, now, and keep it on the pool's steady time.
+    return detail::steady_deadline_of(deadline, "deadline", now());
   }
 }
 
 template <class Rep, class Period, class F>
   requires detail::task_callable<F>
 void scheduled_thread_pool::execute_after(std::chrono::duration<Rep, Period> delay, F&& f) {
-  const time_point deadline = detail::deadline_after(clock::now(), detail::saturating_duration(delay, "delay"));
+  const time_point deadline = detail::deadline_after(now(), detail::saturating_duration(delay, "delay"));
   detail::task_ptr t = make_one_shot(std::forward<F>(f), deadline, "execute_after");
   t->set_reports_errors(true);
   enqueue(t, "execute_after");
@@ -78,7 +78,7 @@ void scheduled_thread_pool::execute_at(std::chrono::time_point<Clock, Duration> 
 template <class F>
   requires detail::task_callable<F>
 auto scheduled_thread_pool::submit(F&& f) -> scheduled_future<detail::callable_result_t<F>> {
-  detail::task_ptr t = make_one_shot(std::forward<F>(f), clock::now(), "submit");
+  detail::task_ptr t = make_one_shot(std::forward<F>(f), now(), "submit");
   enqueue(t, "submit");
   return scheduled_future<detail::callable_result_t<F>>(std::move(t));
 }
@@ -87,7 +87,7 @@ template <class Rep, class Period, class F>
   requires detail::task_callable<F>
 auto scheduled_thread_pool::schedule(std::chrono::duration<Rep, Period> delay, F&& f)
     -> scheduled_future<detail::callable_result_t<F>> {
-  const time_point deadline = detail::deadline_after(clock::now(), detail::saturating_duration(delay, "delay"));
+  const time_point deadline = detail::deadline_after(now(), detail::saturating_duration(delay, "delay"));
   detail::task_ptr t = make_one_shot(std::forward<F>(f), deadline, "schedule");
   enqueue(t, "schedule");
   return scheduled_future<detail::callable_result_t<F>>(std::move(t));
@@ -116,7 +116,7 @@ scheduled_future<void> scheduled_thread_pool::schedule_periodic(detail::task_kin
                                                                 std::chrono::duration<Rep2, Period2> period, F&& f,
                                                                 const periodic_options& options, const char* where) {
   const time_point first =
-      detail::deadline_after(clock::now(), detail::saturating_duration(initial_delay, "initial delay"));
+      detail::deadline_after(now(), detail::saturating_duration(initial_delay, "initial delay"));
   return schedule_periodic_from(kind, first, period, std::forward<F>(f), options, where);
 }
 

@@ -53,7 +53,7 @@ class pool_cron_run {
     // pool thread's own check (wall_clock_tasks::hold_back): wait for the
     // instant on it, without a user run.
     const bool by_hand = s.task->owner() == nullptr;
-    if (!by_hand && detail::system_now() < instant) {
+    if (!by_hand && s.task->system_now() < instant) {
       arm(s, instant);
       return;
     }
@@ -65,7 +65,7 @@ class pool_cron_run {
       error = std::current_exception();
     }
     if (!stop && (!error || s.options.continue_after_error)) {
-      if (const std::optional<sys_time> next = s.cursor.advance(detail::system_now())) {
+      if (const std::optional<sys_time> next = s.cursor.advance(s.task->system_now())) {
         arm(s, *next);
       } else {
         stop = true;  // no instant left that system_clock can hold
@@ -81,9 +81,10 @@ class pool_cron_run {
   /// has passed: a delay of 1 ns). The pool's wall-clock registry learns the
   /// instant (it re-measures the deadline when it re-queues the task, and
   /// after every step while it waits); a run by hand has no registry.
+  /// Measured on the pool's clocks, which the task reads through its owner.
   static void arm(state& s, sys_time instant) noexcept {
-    const time_point deadline = steady_deadline_for(instant);
-    const duration delay = std::max(saturating_difference(deadline, clock::now()), duration(1));
+    const time_point deadline = s.task->steady_deadline_for(instant);
+    const duration delay = std::max(saturating_difference(deadline, s.task->now()), duration(1));
     s.task->set_periodic(delay, deadline, s.options);
     note_wall_instant(*s.task, instant);
   }
@@ -110,7 +111,7 @@ scheduled_future<void> scheduled_thread_pool::schedule_cron(const cron_schedule&
   using run = detail::pool_cron_run<fn_type>;
   auto st = std::make_unique<typename run::state>(
       typename run::state{detail::cron_cursor(schedule, misfire), std::move(options), nullptr});
-  if (!st->cursor.start(detail::system_now()))
+  if (!st->cursor.start(system_now()))
     throw std::invalid_argument("chronopool: schedule_cron: the schedule names no instant ahead");
   typename run::state* const raw = st.get();
   detail::task_ptr t = detail::make_periodic_task(detail::task_kind::fixed_delay, run(std::forward<F>(f), std::move(st)));

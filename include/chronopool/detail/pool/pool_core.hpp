@@ -32,12 +32,41 @@
 #include <thread>
 #include <vector>
 
+namespace chronopool {
+class pool_manual_clock;
+}  // namespace chronopool
+
 namespace chronopool::detail {
 
 class pool_core final : public task_owner, public std::enable_shared_from_this<pool_core> {
  public:
   explicit pool_core(scheduled_thread_pool_options options);
   ~pool_core();
+
+  // ---- time (the seam: see detail/time/manual_time.hpp) ----------------------
+  /// The time the pool runs on: steady_clock::now(), or its manual clock's
+  /// virtual time. While no manual clock exists in the process, one relaxed
+  /// load and a branch never taken.
+  time_point now() const noexcept {
+    if (!any_manual_clock()) [[likely]]
+      return clock::now();
+    const manual_time* m = manual_time_of();
+    return m != nullptr ? m->now() : clock::now();
+  }
+  /// The pool's manual clock (scheduled_thread_pool_options::use_manual_clock), or null.
+  pool_manual_clock* manual_clock() const noexcept { return manual_clock_.get(); }
+  /// For the manual clock's driver: the earliest deadline queued ("never"
+  /// aside), none when nothing is.
+  std::optional<time_point> manual_first_deadline() const;
+  /// For the manual clock's driver, after it moved the time: every idle
+  /// thread looks at the queue again.
+  void manual_time_moved() noexcept { queue_.time_moved(); }
+  /// For the manual clock's driver: whether every thread in the work loop
+  /// waits for work (none is between runs, about to read the time).
+  bool manual_threads_idle() const noexcept { return queue_.idle_takers() >= live_.load(); }
+  /// For the manual clock's driver, after a step of its system clock: the
+  /// wall-clock tasks are re-timed as after a real step.
+  void manual_system_step() noexcept { wall_.on_manual_step(); }
 
   /// Assigns a sequence number and queues @p t, or applies the rejection
   /// policy. @p where names the public call for error messages. @p owner
@@ -183,7 +212,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
       case run_state::shutdown:
         if (t.is_periodic()) return continue_periodic_after_shutdown.load();
         // Tasks already due run even when delayed ones are dropped (as Java).
-        return execute_delayed_after_shutdown.load() || t.deadline() <= clock::now();
+        return execute_delayed_after_shutdown.load() || t.deadline() <= now();
       default: return false;
     }
   }
@@ -224,6 +253,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   void reap_threads(bool all);
 
   const scheduled_thread_pool_options options_;
+  // Before the queue: the queue and the registry read its time until they go.
+  std::unique_ptr<pool_manual_clock> manual_clock_;
   delayed_work_queue queue_;
   // After queue_: destroyed first (it may hold a pass in the queue).
   wall_clock_tasks wall_{*this, queue_};

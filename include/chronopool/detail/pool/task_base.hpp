@@ -35,6 +35,8 @@
 
 #include <chronopool/detail/pool/periodic_task_state.hpp>
 #include <chronopool/detail/queue/deadline_index.hpp>
+#include <chronopool/detail/time/clock_steps.hpp>
+#include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/periodic_options.hpp>
@@ -111,8 +113,17 @@ class task_owner {
   /// Forgets a parked task (resumed, or cancelled while paused).
   virtual void unpark(task_base& t) noexcept { (void)t; }
 
+  /// The manual clock's time this owner's tasks run on, or null: the real
+  /// clocks (every owner in production). Set before the first task.
+  const manual_time* manual_time_of() const noexcept { return manual_time_; }
+
  protected:
   ~task_owner() = default;
+  /// Puts the owner's tasks on @p m (see manual_time_of()).
+  void set_manual_time(const manual_time* m) noexcept { manual_time_ = m; }
+
+ private:
+  const manual_time* manual_time_ = nullptr;
 };
 
 class task_base : public index_node {
@@ -160,6 +171,33 @@ class task_base : public index_node {
   // ---- owner ---------------------------------------------------------------
   void set_owner(task_owner* o) noexcept { owner_.store(o, std::memory_order_release); }
   task_owner* owner() const noexcept { return owner_.load(std::memory_order_acquire); }
+
+  // ---- time: the owner's clocks (the seam, see detail/time/manual_time.hpp) --
+  // While no manual clock exists in the process, one relaxed load and a
+  // branch never taken; the owner is read only when one exists. A task
+  // without an owner (run by hand after shutdown_now()) reads the real clocks.
+
+  /// The steady time the task's owner runs on.
+  time_point now() const noexcept {
+    if (!any_manual_clock()) [[likely]]
+      return clock::now();
+    const manual_time* m = owner_time();
+    return m != nullptr ? m->now() : clock::now();
+  }
+  /// The system time the task's owner runs on.
+  sys_time system_now() const noexcept {
+    if (!any_manual_clock()) [[likely]]
+      return detail::system_now();
+    const manual_time* m = owner_time();
+    return m != nullptr ? m->system_now() : detail::system_now();
+  }
+  /// The steady deadline standing for @p instant on the owner's clocks.
+  time_point steady_deadline_for(sys_time instant) const noexcept {
+    const manual_time* m = any_manual_clock() ? owner_time() : nullptr;
+    if (m == nullptr) [[likely]]
+      return detail::steady_deadline_for(instant);
+    return m->steady_deadline_for(instant);
+  }
 
   // ---- status --------------------------------------------------------------
   // Status operations are seq_cst: the has_waiters_ handshake with waiters is a
@@ -282,6 +320,11 @@ class task_base : public index_node {
   std::stop_source stop_{std::nostopstate};
 
  private:
+  /// The owner's manual time, or null (no owner, or the real clocks).
+  const manual_time* owner_time() const noexcept {
+    const task_owner* o = owner();
+    return o != nullptr ? o->manual_time_of() : nullptr;
+  }
   bool complete(task_status final_status, std::exception_ptr error) noexcept;
   /// @p from (pending withdrawn from the queue, or paused) → succeeded: the
   /// schedule reached its `until`. Call under the control lock; the caller

@@ -111,7 +111,7 @@ class task_impl final : public task_with_result<R> {
     // periodic_options::until: a run taken so late that it would start at
     // or after the end does not call the callable; it ends the schedule.
     if constexpr (Periodic) {
-      if (this->past_end(clock::now())) [[unlikely]] {
+      if (this->past_end(this->now())) [[unlikely]] {
         this->end_schedule_after_run();
         return;
       }

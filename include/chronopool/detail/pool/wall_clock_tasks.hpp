@@ -97,6 +97,13 @@ class wall_clock_tasks final : public task_owner, private clock_step_listener {
   /// Tasks registered now.
   std::size_t size() const noexcept { return count_.load(); }
 
+  /// Reads the pool's manual clock @p m instead of the real clocks, and
+  /// follows its steps (on_manual_step) instead of the system clock's.
+  /// Before the first add().
+  void use_manual_time(const manual_time* m) noexcept { set_manual_time(m); }
+  /// The manual clock's system time was stepped: a step, as on_clock_step.
+  void on_manual_step() noexcept { on_clock_step(); }
+
   // task_owner: a registered task's calls, forwarded to the pool.
   /// Forgets @p t, then the pool's on_cancelled.
   void on_cancelled(task_base& t) noexcept override;
@@ -124,6 +131,16 @@ class wall_clock_tasks final : public task_owner, private clock_step_listener {
   };
 
   void on_clock_step() noexcept override;
+  /// The system time and the steady deadline of @p instant on the pool's
+  /// clocks (a manual clock's, or the library's).
+  sys_time wall_now() const noexcept {
+    const manual_time* m = manual_time_of();
+    return m != nullptr ? m->system_now() : system_now();
+  }
+  time_point deadline_for(sys_time instant) const noexcept {
+    const manual_time* m = manual_time_of();
+    return m != nullptr ? m->steady_deadline_for(instant) : steady_deadline_for(instant);
+  }
   /// Queues a pass unless one is queued already (or the queue is closed).
   void request_pass() noexcept;
   /// Queues a pass if a step came since @p stamp.

@@ -11,6 +11,7 @@
 
 #include <chronopool/detail/queue/deadline_index.hpp>
 #include <chronopool/detail/pool/queued_function.hpp>
+#include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/detail/pool/task_base.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
@@ -56,6 +57,19 @@ class delayed_work_queue {
   delayed_work_queue& operator=(const delayed_work_queue&) = delete;
   /// Releases the references of tasks still queued (without cancelling them).
   ~delayed_work_queue();
+
+  /// Reads the time from @p m from now on (a pool on a manual clock):
+  /// takers never spin and sleep without a timeout, woken by time_moved()
+  /// and by new work. Before anything is queued; precision mode stays off.
+  void use_manual_time(const manual_time* m) noexcept;
+  /// The manual time moved: every taker looks again (see use_manual_time).
+  void time_moved() noexcept;
+  /// The time the queue runs on: steady_clock::now(), or the manual time.
+  time_point now() const noexcept {
+    if (manual_ == nullptr) [[likely]]
+      return clock::now();
+    return manual_->now();
+  }
 
   /// Precision mode with a spin window of at most @p limit (zero: off).
   /// Before any taker waits.
@@ -113,7 +127,7 @@ class delayed_work_queue {
   /// Like take(), but gives up at @p limit.
   template <class Rep, class Period>
   task_ptr poll(std::chrono::duration<Rep, Period> timeout) {
-    return wait_for_task(deadline_after(clock::now(), saturating_duration(timeout, "timeout"))).task;
+    return wait_for_task(deadline_after(now(), saturating_duration(timeout, "timeout"))).task;
   }
 
   /// The leader/follower wait itself, with the reason it returned.
@@ -169,6 +183,10 @@ class delayed_work_queue {
   /// Testing aid: checks the heap property and that every task's heap_index
   /// matches its slot. Returns false on the first violation.
   bool check_invariants() const;
+
+  /// Takers sleeping or spinning for want of work now (a manual clock's
+  /// driver waits for every pool thread to be one).
+  std::size_t idle_takers() const noexcept { return idle_.load(std::memory_order_seq_cst); }
 
   /// Testing aid: whether a thread currently holds the leader role.
   bool has_leader() const;
@@ -252,6 +270,9 @@ class delayed_work_queue {
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
+  // The manual clock's time, or null (the real clock); set before the
+  // first offer, read by every clock reading (a predictable branch).
+  const manual_time* manual_ = nullptr;
   deadline_index index_;
   std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
   std::uint64_t taken_ = 0;         // items handed to takers by take_locked(), ever

@@ -59,12 +59,15 @@ class manual_time {
 
   /// Blocks until now() reaches @p t (another thread advances the clock).
   void wait_until(time_point t) const;
+  /// Blocks until system_now() reaches @p t (another thread advances or
+  /// steps the clock).
+  void wait_until_system(std::chrono::system_clock::time_point t) const;
 
  private:
   std::atomic<std::int64_t> steady_;       // ns since the steady epoch
   std::atomic<std::int64_t> wall_offset_;  // system ns − steady ns
   std::atomic<std::uint64_t> steps_{0};
-  mutable std::mutex mutex_;  // for wait_until's sleepers only
+  mutable std::mutex mutex_;  // for the waits' sleepers only
   mutable std::condition_variable moved_;
 };
 

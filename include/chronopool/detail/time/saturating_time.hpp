@@ -92,12 +92,20 @@ constexpr duration saturating_sub(duration a, duration b) noexcept {
 /// The steady deadline of @p t, a time point of another clock: its distance
 /// from that clock's now(), measured once and carried over to steady time.
 /// Every step saturates, so the other clock's min() means "already due" and
-/// its max() means "never", whatever its duration type.
+/// its max() means "never", whatever its duration type. Carried over to
+/// @p steady_now (a manual clock's virtual time; the other clock is still
+/// read for real).
 template <class Clock, class Duration>
-time_point steady_deadline_of(std::chrono::time_point<Clock, Duration> t, const char* what) {
+time_point steady_deadline_of(std::chrono::time_point<Clock, Duration> t, const char* what, time_point steady_now) {
   const duration until = saturating_sub(saturating_duration(t.time_since_epoch(), what),
                                         saturating_duration(Clock::now().time_since_epoch(), what));
-  return deadline_after(clock::now(), until);
+  return deadline_after(steady_now, until);
+}
+
+/// steady_deadline_of() carried over to steady_clock::now().
+template <class Clock, class Duration>
+time_point steady_deadline_of(std::chrono::time_point<Clock, Duration> t, const char* what) {
+  return steady_deadline_of(t, what, clock::now());
 }
 
 /// True for the sentinel deadline that means "never".

@@ -54,6 +54,11 @@ class timer_service_base : public boost::asio::execution_context::service {
     impl.set_expiry(time_point());
     impl.first.store(nullptr, std::memory_order_relaxed);
     impl.last = nullptr;
+    note_timer();
+  }
+  /// A timer of the context (steady or system) was constructed: from here
+  /// on use_pool and a manual clock are refused. Stored once.
+  void note_timer() noexcept {
     if (!any_timer_.load(std::memory_order_relaxed)) any_timer_.store(true);
   }
   /// Ends a timer's state: cancels its pending waits (operation_aborted), as
@@ -153,6 +158,11 @@ class timer_service_base : public boost::asio::execution_context::service {
   manual_clock* attached_manual_clock() const noexcept { return manual_clock_.get(); }
   /// The manual clock's time, or null: the context runs on the real clock.
   const manual_time* manual() const noexcept { return manual_.load(std::memory_order_acquire); }
+  /// The context is a scheduled_thread_pool on a manual clock whose time is
+  /// @p m (after route_to_pool, before the first timer): the timers read
+  /// @p m, and their wake-ups stay the pool's tasks, which the pool runs on
+  /// @p m.
+  void run_on_pool_time(const manual_time* m);
 
   // ---- diagnostics (tests and benchmarks) --------------------------------
 

@@ -116,9 +116,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   void add_stats(timer_service_stats& s) const;
 
   // ---- on a manual clock (see detail/time/manual_time.hpp) -------------------
-  /// Reads the time from @p m from now on, and arms no wake-up: the manual
-  /// clock's driver asks for the first deadline and, once it moved the
-  /// time there, calls manual_time_moved(). Before the first wait.
+  /// Reads the time from @p m from now on. On an io_context it arms no
+  /// wake-up: the manual clock's driver asks for the first deadline and,
+  /// once it moved the time there, calls manual_time_moved(). After
+  /// use_pool (a pool on a manual clock) the wake-ups stay the pool's
+  /// tasks, due on @p m. Before the first wait.
   void use_manual_time(const manual_time* m);
   /// The earliest deadline pending (the inbox drained first); none when
   /// nothing but "never" waits is pending.

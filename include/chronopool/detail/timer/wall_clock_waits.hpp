@@ -150,6 +150,7 @@ class wall_clock_waits final : public clock_step_listener, public std::enable_sh
 
   // ---- the system timer's operations -------------------------------------
   void construct(wall_timer_impl& t) noexcept {
+    service_.note_timer();
     t.waits = this;
     t.store_expiry(sys_time{});
     t.first = t.last = nullptr;
@@ -218,10 +219,12 @@ class wall_clock_waits final : public clock_step_listener, public std::enable_sh
   std::atomic<bool> retime_posted_{false};
 };
 
-/// Blocks until system_now() reaches the expiry that @p expiry returns for
-/// @p timer (read again after every wake-up), woken early by each step of
-/// the system clock: a system timer's wait().
-void wait_for_wall_expiry(sys_time (*expiry)(const void*), const void* timer);
+/// Blocks until the system time of @p service's context reaches the expiry
+/// that @p expiry returns for @p timer (read again after every wake-up),
+/// woken early by each step of the system clock: a system timer's wait().
+/// On a manual clock the system time is the virtual one: it waits for
+/// another thread to advance or step the clock.
+void wait_for_wall_expiry(const timer_service_base& service, sys_time (*expiry)(const void*), const void* timer);
 
 // ---- templates ----------------------------------------------------------------
 

@@ -1,0 +1,140 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// Randomized stress of a pool on a manual clock, with a ledger: producer
+// threads submit one-shot tasks with random delays (zero, negative, "never"
+// among them) and cancel some, while the test's thread advances the clock by
+// random steps and a fixed-rate task ticks. Every one-shot must end exactly
+// once (ran or cancelled), none may start before its deadline by the pool's
+// clock, every one due by the end must have run, and the fixed-rate task
+// must have run at exactly its ideal instants, one per period passed: the
+// driver settles the pool deadline by deadline while submissions race it.
+// Counts scale with CHRONOPOOL_STRESS_SCALE (stress_config.hpp).
+#include "stress_config.hpp"
+
+#include <chronopool/pool_manual_clock.hpp>
+#include <chronopool/scheduled_thread_pool.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int producers = 3;
+constexpr std::size_t default_tasks = 30'000;  // over all producers, at scale 1
+
+struct ledger {
+  explicit ledger(std::size_t n) : ran(n), early(n), deadline(n) {}
+  std::vector<std::atomic<std::uint8_t>> ran;
+  std::vector<std::atomic<std::uint8_t>> early;  // started before its deadline by the pool's clock
+  std::vector<std::atomic<std::int64_t>> deadline;  // ns since the steady epoch
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
+  const std::size_t total = std::max<std::size_t>(
+      producers, static_cast<std::size_t>(static_cast<double>(default_tasks) * stress::scale()));
+  const std::size_t per_producer = total / producers;
+  const std::uint64_t seed = stress::base_seed() + 42;
+  BOOST_TEST_MESSAGE("manual clock ledger: " << per_producer * producers << " tasks, seed " << seed << ", build "
+                                             << stress::build_name());
+  ledger l(per_producer * producers);
+  std::mutex ticks_mutex;
+  std::vector<steady::time_point> ticks;
+  std::atomic<std::size_t> cancelled{0};
+  std::vector<chronopool::scheduled_future<void>> never_run;  // "never" tasks, checked at the end
+  std::mutex never_mutex;
+
+  chronopool::scheduled_thread_pool_options o;
+  o.core_pool_size = 3;
+  o.use_manual_clock = true;
+  chronopool::scheduled_thread_pool pool(o);
+  chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
+  const steady::time_point start = clock.now();
+  auto ticker = pool.schedule_at_fixed_rate(start + 7ms, 7ms, [&] {
+    const std::lock_guard lock(ticks_mutex);
+    ticks.push_back(pool.now());
+  });
+
+  std::atomic<int> producing{producers};
+  std::vector<std::thread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      std::mt19937_64 rng(seed + static_cast<std::uint64_t>(p));
+      std::uniform_int_distribution<int> delay_ms(-5, 50);
+      std::uniform_int_distribution<int> pick(0, 99);
+      for (std::size_t k = 0; k < per_producer; ++k) {
+        const std::size_t id = static_cast<std::size_t>(p) * per_producer + k;
+        const int choice = pick(rng);
+        if (choice == 0) {
+          // Never: must neither run nor hold up run_until_idle().
+          auto f = pool.schedule(std::chrono::hours::max(), [&l, id] { l.ran[id].fetch_add(1); });
+          const std::lock_guard lock(never_mutex);
+          never_run.push_back(std::move(f));
+          continue;
+        }
+        // The deadline is at least the time read here plus the delay (later
+        // when the clock moves meanwhile): a run before that is early.
+        const auto delay = std::chrono::milliseconds(delay_ms(rng));
+        l.deadline[id].store((pool.now() + std::max(delay, 0ms)).time_since_epoch().count());
+        auto f = pool.schedule(delay, [&l, &pool, id] {
+          if (pool.now().time_since_epoch().count() < l.deadline[id].load()) l.early[id].store(1);
+          l.ran[id].fetch_add(1);
+        });
+        if (choice < 10 && f.cancel(false)) cancelled.fetch_add(1);
+      }
+      producing.fetch_sub(1);
+    });
+  }
+  // The clock moves by random steps while the producers submit.
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> step_us(0, 3000);
+  while (producing.load() != 0) clock.advance(std::chrono::microseconds(step_us(rng)));
+  for (auto& t : threads) t.join();
+  // Everything submitted is due within 50 ms of its submission.
+  clock.advance(100ms);
+  const steady::time_point ended = clock.now();
+  ticker.cancel(false);
+  clock.run_until_idle();
+
+  std::size_t ran = 0, not_once = 0, early = 0, never_ran = 0;
+  for (std::size_t id = 0; id < l.ran.size(); ++id) {
+    const std::uint8_t r = l.ran[id].load();
+    ran += r;
+    early += l.early[id].load();
+    if (r > 1) ++not_once;
+  }
+  {
+    const std::lock_guard lock(never_mutex);
+    for (auto& f : never_run) {
+      if (f.done()) ++never_ran;
+      f.cancel(false);
+    }
+  }
+  const std::size_t never_count = never_run.size();
+  BOOST_TEST_MESSAGE("manual clock ledger: ran " << ran << ", cancelled " << cancelled.load() << ", never "
+                                                 << never_count << ", ticks " << ticks.size());
+  BOOST_TEST(not_once == 0u);
+  BOOST_TEST(early == 0u);
+  BOOST_TEST(never_ran == 0u);
+  BOOST_TEST(ran + cancelled.load() + never_count == l.ran.size());
+  // The ticker: one run per 7 ms passed, each at its ideal instant exactly.
+  const std::lock_guard lock(ticks_mutex);
+  BOOST_REQUIRE(!ticks.empty());
+  bool exact = true;
+  for (std::size_t k = 0; k < ticks.size(); ++k) exact = exact && ticks[k] == start + 7ms * static_cast<int>(k + 1);
+  BOOST_TEST(exact);
+  BOOST_TEST(ticks.size() == static_cast<std::size_t>((ended - start) / 7ms));
+}
