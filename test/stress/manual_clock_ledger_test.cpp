@@ -31,7 +31,7 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int producers = 3;
+constexpr int clock_producers = 3;
 constexpr std::size_t default_tasks = 30'000;  // over all producers, at scale 1
 
 struct ledger {
@@ -45,12 +45,12 @@ struct ledger {
 
 BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
   const std::size_t total = std::max<std::size_t>(
-      producers, static_cast<std::size_t>(static_cast<double>(default_tasks) * stress::scale()));
-  const std::size_t per_producer = total / producers;
+      clock_producers, static_cast<std::size_t>(static_cast<double>(default_tasks) * stress::scale()));
+  const std::size_t per_producer = total / clock_producers;
   const std::uint64_t seed = stress::base_seed() + 42;
-  BOOST_TEST_MESSAGE("manual clock ledger: " << per_producer * producers << " tasks, seed " << seed << ", build "
+  BOOST_TEST_MESSAGE("manual clock ledger: " << per_producer * clock_producers << " tasks, seed " << seed << ", build "
                                              << stress::build_name());
-  ledger l(per_producer * producers);
+  ledger l(per_producer * clock_producers);
   std::mutex ticks_mutex;
   std::vector<steady::time_point> ticks;
   std::atomic<std::size_t> cancelled{0};
@@ -68,9 +68,9 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
     ticks.push_back(pool.now());
   });
 
-  std::atomic<int> producing{producers};
+  std::atomic<int> producing{clock_producers};
   std::vector<std::thread> threads;
-  for (int p = 0; p < producers; ++p) {
+  for (int p = 0; p < clock_producers; ++p) {
     threads.emplace_back([&, p] {
       std::mt19937_64 rng(seed + static_cast<std::uint64_t>(p));
       std::uniform_int_distribution<int> delay_ms(-5, 50);
@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
       producing.fetch_sub(1);
     });
   }
-  // The clock moves by random steps while the producers submit.
+  // The clock moves by random steps while the clock_producers submit.
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> step_us(0, 3000);
   while (producing.load() != 0) clock.advance(std::chrono::microseconds(step_us(rng)));

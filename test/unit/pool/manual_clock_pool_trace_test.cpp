@@ -31,7 +31,7 @@ struct run {
   std::chrono::nanoseconds at;  // the pool's now() at the run, from the scenario's start
 };
 
-class recorder {
+class trace_recorder {
  public:
   void add(std::string what, std::chrono::nanoseconds at) {
     const std::lock_guard lock(mutex_);
@@ -62,7 +62,7 @@ std::vector<std::chrono::nanoseconds> times(const std::vector<run>& runs) {
 /// The scenario on @p threads threads, on a manual clock or the real one;
 /// returns the runs in the order they started.
 std::vector<run> scenario(bool manual, std::size_t threads) {
-  recorder rec;
+  trace_recorder rec;
   std::promise<void> chained;  // the task queued from a run has run
   chronopool::scheduled_thread_pool_options o;
   o.core_pool_size = threads;
