@@ -15,14 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-
-namespace {
-
-constexpr auto long_wait = std::chrono::seconds(10);
-
-}  // namespace
+#include "timer_test_support.hpp"
 
 BOOST_AUTO_TEST_SUITE(manual_clock_wall_suite)
 
