@@ -20,6 +20,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -39,9 +40,20 @@ struct entry {
   std::chrono::nanoseconds at;     // when it ran, from the start
 };
 
-/// The scenario's unit of time: deadlines are at least 2 units apart, so
-/// that a real run late by less than that keeps the deadline order.
-constexpr std::chrono::nanoseconds u = 2ms;
+/// The scenario's unit of time: distinct deadlines are at least 2 units
+/// apart, so a real run in which every completion is late by less than that
+/// keeps the deadline order. A run later than that (a loaded machine) may
+/// deliver two overdue waits in either order, so it proves nothing about
+/// order and the real run is repeated.
+constexpr std::chrono::nanoseconds u = 4ms;
+constexpr std::chrono::nanoseconds order_keeping_lateness = 2 * u;
+constexpr int real_attempts = 5;
+
+bool keeps_order(const std::vector<entry>& log) {
+  for (const auto& e : log)
+    if (e.at - e.ideal >= order_keeping_lateness) return false;
+  return true;
+}
 
 /// The scenario, on @p io whose now() is @p now: every completion with its
 /// ideal instant.
@@ -90,9 +102,11 @@ BOOST_AUTO_TEST_SUITE(manual_clock_trace)
 
 BOOST_AUTO_TEST_CASE(the_real_and_the_manual_clock_give_the_same_trace) {
   std::vector<entry> real;
-  {
+  bool ordered = false;
+  for (int attempt = 0; attempt < real_attempts && !ordered; ++attempt) {
     asio::io_context io;
     real = scenario(io, [] { return steady::now(); }, [&] { io.run(); });
+    ordered = keeps_order(real);
   }
   std::vector<entry> manual;
   {
@@ -102,9 +116,20 @@ BOOST_AUTO_TEST_CASE(the_real_and_the_manual_clock_give_the_same_trace) {
   }
   BOOST_REQUIRE_EQUAL(real.size(), 11u);
   BOOST_REQUIRE_EQUAL(manual.size(), real.size());
+  if (!ordered) {
+    // Every real run was too late to keep the order: compare what completed.
+    BOOST_TEST_MESSAGE("the real runs were each late by 2 units or more: order not compared");
+    auto names = [](std::vector<entry> log) {
+      std::vector<std::string> n;
+      for (auto& e : log) n.push_back(std::move(e.what));
+      std::sort(n.begin(), n.end());
+      return n;
+    };
+    BOOST_TEST(names(manual) == names(real), boost::test_tools::per_element());
+  }
   for (std::size_t i = 0; i < real.size(); ++i) {
     BOOST_TEST_CONTEXT("completion " << i << ": " << manual[i].what) {
-      BOOST_TEST(manual[i].what == real[i].what);
+      if (ordered) BOOST_TEST(manual[i].what == real[i].what);
       BOOST_TEST(manual[i].at.count() == manual[i].ideal.count());  // exact on the manual clock
       BOOST_TEST(real[i].at.count() >= real[i].ideal.count());      // never early on the real one
     }
