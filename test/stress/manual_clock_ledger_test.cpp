@@ -4,7 +4,8 @@
 // threads submit one-shot tasks with random delays (zero, negative, "never"
 // among them) and cancel some, while the test's thread advances the clock by
 // random steps and a fixed-rate task ticks. Every one-shot must end exactly
-// once (ran or cancelled), none may start before its deadline by the pool's
+// once (ran, or cancelled before it started, or, as in Java, cancelled while
+// it was already running), none may start before its deadline by the pool's
 // clock, every one due by the end must have run, and the fixed-rate task
 // must have run at exactly its ideal instants, one per period passed: the
 // driver settles the pool deadline by deadline while submissions race it.
@@ -35,10 +36,16 @@ constexpr int clock_producers = 3;
 constexpr std::size_t default_tasks = 30'000;  // over all producers, at scale 1
 
 struct ledger {
-  explicit ledger(std::size_t n) : ran(n), early(n), deadline(n) {}
+  explicit ledger(std::size_t n) : ran(n), early(n), deadline(n), started_at(n), cancelled_at(n) {}
   std::vector<std::atomic<std::uint8_t>> ran;
   std::vector<std::atomic<std::uint8_t>> early;  // started before its deadline by the pool's clock
   std::vector<std::atomic<std::int64_t>> deadline;  // ns since the steady epoch
+  // Positions on one global sequence: when the task started, and when a
+  // successful cancel(false) returned (0: never). A task both cancelled and
+  // run must have started before the cancel returned.
+  std::vector<std::atomic<std::uint64_t>> started_at;
+  std::vector<std::atomic<std::uint64_t>> cancelled_at;
+  std::atomic<std::uint64_t> sequence{1};
 };
 
 }  // namespace
@@ -53,7 +60,6 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
   ledger l(per_producer * clock_producers);
   std::mutex ticks_mutex;
   std::vector<steady::time_point> ticks;
-  std::atomic<std::size_t> cancelled{0};
   std::vector<chronopool::scheduled_future<void>> never_run;  // "never" tasks, checked at the end
   std::mutex never_mutex;
 
@@ -90,10 +96,11 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
         const auto delay = std::chrono::milliseconds(delay_ms(rng));
         l.deadline[id].store((pool.now() + std::max(delay, 0ms)).time_since_epoch().count());
         auto f = pool.schedule(delay, [&l, &pool, id] {
+          l.started_at[id].store(l.sequence.fetch_add(1));
           if (pool.now().time_since_epoch().count() < l.deadline[id].load()) l.early[id].store(1);
           l.ran[id].fetch_add(1);
         });
-        if (choice < 10 && f.cancel(false)) cancelled.fetch_add(1);
+        if (choice < 10 && f.cancel(false)) l.cancelled_at[id].store(l.sequence.fetch_add(1));
       }
       producing.fetch_sub(1);
     });
@@ -109,12 +116,21 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
   ticker.cancel(false);
   clock.run_until_idle();
 
-  std::size_t ran = 0, not_once = 0, early = 0, never_ran = 0;
+  std::size_t ran = 0, cancelled = 0, cancelled_while_running = 0, not_once = 0, ran_after_cancel = 0, early = 0,
+              never_ran = 0;
   for (std::size_t id = 0; id < l.ran.size(); ++id) {
     const std::uint8_t r = l.ran[id].load();
-    ran += r;
+    const std::uint64_t cancel_seq = l.cancelled_at[id].load();
     early += l.early[id].load();
     if (r > 1) ++not_once;
+    if (cancel_seq == 0) {
+      ran += r;
+    } else if (r == 0) {
+      ++cancelled;
+    } else {
+      ++cancelled_while_running;
+      if (l.started_at[id].load() > cancel_seq) ++ran_after_cancel;
+    }
   }
   {
     const std::lock_guard lock(never_mutex);
@@ -124,12 +140,14 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
     }
   }
   const std::size_t never_count = never_run.size();
-  BOOST_TEST_MESSAGE("manual clock ledger: ran " << ran << ", cancelled " << cancelled.load() << ", never "
-                                                 << never_count << ", ticks " << ticks.size());
+  BOOST_TEST_MESSAGE("manual clock ledger: ran " << ran << ", cancelled " << cancelled << " (while running "
+                                                 << cancelled_while_running << "), never " << never_count << ", ticks "
+                                                 << ticks.size());
   BOOST_TEST(not_once == 0u);
+  BOOST_TEST(ran_after_cancel == 0u);
   BOOST_TEST(early == 0u);
   BOOST_TEST(never_ran == 0u);
-  BOOST_TEST(ran + cancelled.load() + never_count == l.ran.size());
+  BOOST_TEST(ran + cancelled + cancelled_while_running + never_count == l.ran.size());
   // The ticker: one run per 7 ms passed, each at its ideal instant exactly.
   const std::lock_guard lock(ticks_mutex);
   BOOST_REQUIRE(!ticks.empty());
