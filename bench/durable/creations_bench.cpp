@@ -1,0 +1,132 @@
+// Copyright (c) 2026 The chronopool authors
+// SPDX-License-Identifier: BSL-1.0
+// chronopool-durable-bench --creations: schedule creations per second
+// through the public API (chronopool::durable::scheduler), on a private
+// redis-server: one request at a time (each async_schedule_* call waited
+// for before the next, what a deploy loop does), against
+// async_upsert_schedules with all of them in one call (one cp_put_many_v5
+// per 500 schedules). Fixed-rate schedules, and cron schedules in a time
+// zone (whose first instant is computed here from Redis's TIME).
+#include "creations_bench.hpp"
+
+#include <redis_server.hpp>
+
+#include <chronopool/durable/scheduler.hpp>
+
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace chronopool::bench_durable {
+
+namespace {
+
+namespace cd = chronopool::durable;
+using steady = std::chrono::steady_clock;
+
+double creations_per_s(std::size_t n, steady::time_point t0) {
+  return static_cast<double>(n) / std::chrono::duration<double>(steady::now() - t0).count();
+}
+
+cd::schedule_spec creations_spec(const std::string& id, bool cron) {
+  cd::schedule_spec s;
+  s.id = id;
+  s.task = "bench";
+  s.payload = std::string(32, 'p');
+  if (cron) {
+    s.kind = cd::schedule_kind::cron;
+    s.cron = "0 2 * * *";
+    s.time_zone = "Europe/Berlin";
+  } else {
+    s.kind = cd::schedule_kind::fixed_rate;
+    s.delay = std::chrono::hours(1);
+    s.period = std::chrono::hours(24);
+  }
+  return s;
+}
+
+double single_at_a_time(cd::scheduler& s, const std::string& prefix, std::size_t n, bool cron) {
+  const auto t0 = steady::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string id = prefix + std::to_string(i);
+    if (cron)
+      s.async_schedule_cron(id, "bench", std::string(32, 'p'), "0 2 * * *", "Europe/Berlin", {},
+                            boost::asio::use_future)
+          .get();
+    else
+      s.async_schedule_at_fixed_rate(id, "bench", std::string(32, 'p'), std::chrono::hours(1),
+                                     std::chrono::hours(24), {}, boost::asio::use_future)
+          .get();
+  }
+  return creations_per_s(n, t0);
+}
+
+double bulk(cd::scheduler& s, const std::string& prefix, std::size_t n, bool cron) {
+  std::vector<cd::schedule_spec> specs;
+  specs.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) specs.push_back(creations_spec(prefix + std::to_string(i), cron));
+  const auto t0 = steady::now();  // the specs are the caller's: not timed
+  const auto results = s.async_upsert_schedules(std::move(specs), boost::asio::use_future).get();
+  const double rate = creations_per_s(n, t0);
+  if (std::any_of(results.begin(), results.end(),
+                  [](const cd::upsert_result& r) { return r.outcome != cd::upsert_outcome::created; }))
+    throw std::runtime_error("async_upsert_schedules did not create every schedule");
+  return rate;
+}
+
+}  // namespace
+
+int run_creations(const creations_options& o) {
+  chronopool::durable::test::redis_server_options so;
+  so.executable = o.server;
+  so.extra_args = {"--appendfsync", o.fsync};  // the helper's default is always (the tests')
+  chronopool::durable::test::redis_server server(so);
+  server.start();  // appendonly yes, noeviction
+  boost::asio::thread_pool work(1);
+  cd::scheduler_options opts;
+  opts.redis.port = server.port();
+  opts.redis.request_timeout = std::chrono::seconds(60);
+  opts.name_space = "creations";
+  cd::scheduler s(work.get_executor(), opts);  // never started: it only creates
+  // Connected and the library loaded before anything is timed.
+  s.async_schedule("warm-up", "bench", "", std::chrono::hours(1), boost::asio::use_future).get();
+  s.async_cancel("warm-up", boost::asio::use_future).get();
+
+  fmt::print("# chronopool-durable-bench --creations\n\n");
+  fmt::print("redis-server (private, loopback), appendonly yes, appendfsync {}; {} schedules per measurement, "
+             "{} repetition(s), through chronopool::durable::scheduler (one scheduler, never started)\n\n",
+             o.fsync, o.n, o.reps);
+  fmt::print("| kind | one request at a time, creations/s | async_upsert_schedules, creations/s | bulk/single |\n"
+             "|---|---:|---:|---:|\n");
+  for (const bool cron : {false, true}) {
+    std::vector<double> single, many;
+    for (int rep = 0; rep < o.reps; ++rep) {
+      const std::string tag = fmt::format("{}{}-", cron ? "c" : "r", rep);
+      // Fewer single calls: each is a round trip (two for cron: TIME, then the put).
+      single.push_back(single_at_a_time(s, "s" + tag, std::max<std::size_t>(o.n / 5, 1), cron));
+      many.push_back(bulk(s, "b" + tag, o.n, cron));
+      fmt::print(stderr, "{} rep {}: single {:.0f}/s, bulk {:.0f}/s\n", cron ? "cron" : "fixed-rate", rep + 1,
+                 single.back(), many.back());
+    }
+    std::sort(single.begin(), single.end());
+    std::sort(many.begin(), many.end());
+    const double a = single[single.size() / 2];
+    const double b = many[many.size() / 2];
+    fmt::print("| {} | {:.0f} ({:.0f}–{:.0f}) | {:.0f} ({:.0f}–{:.0f}) | {:.1f} |\n",
+               cron ? "cron `0 2 * * *` Europe/Berlin" : "fixed rate", a, single.front(), single.back(), b,
+               many.front(), many.back(), b / a);
+  }
+  fmt::print("\nmedian (min–max) of the repetitions; single = each async_schedule_* waited for before the next; "
+             "bulk = one async_upsert_schedules call for all of them (a cp_put_many_v5 per {} schedules).\n", 500);
+  return 0;
+}
+
+}  // namespace chronopool::bench_durable
