@@ -8,7 +8,10 @@
 // instant, upsert keeping the position, trigger, listing, bad input refused.
 #include "regression_support.hpp"  // first: includes quiet_use_future.hpp
 
+#include "sync_redis.hpp"
+
 #include <chronopool/cron_schedule.hpp>
+#include <chronopool/durable/detail/function_calls.hpp>
 
 #include <boost/asio/use_future.hpp>
 
@@ -294,5 +297,63 @@ BOOST_AUTO_TEST_CASE(bulk_upsert_reports_each_schedule_and_a_refusal_loses_nothi
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// The library's one move without a process: a lease that ran out on the
+// last attempt dead-letters the fire at a claim, and the schedule takes its
+// stored next instant (cnext); without one, the fire gets one more attempt,
+// whose nack brings the instants.
+BOOST_AUTO_TEST_CASE(durable_cron_lease_expiry_on_the_last_attempt_moves_to_the_stored_next_instant) {
+  namespace dd = chronopool::durable::detail;
+  chronopool::durable::test::sync_redis redis(dt::test_redis_options());
+  BOOST_TEST_REQUIRE(!redis.exec(dd::load_functions_call()).is_error());
+  const dd::key_space ks(dt::unique_namespace());
+  dd::put_request r;
+  r.id = "c";
+  r.task = "job";
+  r.kind = dd::schedule_kind::cron;
+  r.absolute = true;
+  r.at_ms = 1000;
+  r.cron = "0 * * * *";
+  r.time_zone = "UTC";
+  r.cron_next_ms = 3'600'000;
+  r.failure.max_attempts = 1;
+  BOOST_TEST_REQUIRE(!redis.exec(dd::put_call(ks, r)).is_error());
+  const auto claim = [&] {
+    dd::claim_result out;
+    const auto ec = dd::parse_claim(redis.exec(dd::claim_call(ks, "w", 1, 16)), out);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    return out;
+  };
+  const auto hget = [&](const std::string& field) {
+    return redis.exec({"HGET", ks.prefix() + "s:c", field});
+  };
+  auto first = claim();
+  BOOST_TEST_REQUIRE(first.fires.size() == 1u);
+  BOOST_TEST(first.fires[0].cron == "0 * * * *");
+  BOOST_TEST(first.fires[0].time_zone == "UTC");
+  std::this_thread::sleep_for(sc::milliseconds(20));  // the 1 ms lease runs out
+  BOOST_TEST(claim().fires.empty());                  // dead-lettered there, moved on
+  BOOST_TEST(hget("due").str == "3600000");
+  BOOST_TEST(hget("cnext").is_nil());
+  BOOST_TEST(redis.exec({"ZSCORE", ks.prefix() + "dead", "c@1000"}).is_text());
+  // Now nobody knows the instant after 3600000: one more attempt instead.
+  BOOST_TEST_REQUIRE(claim().fires.size() == 1u);
+  std::this_thread::sleep_for(sc::milliseconds(20));
+  const auto again = claim();
+  BOOST_TEST_REQUIRE(again.fires.size() == 1u);
+  BOOST_TEST(again.fires[0].attempt == 2u);
+  BOOST_TEST(again.fires[0].due_ms == 3'600'000);
+  // Its nack dead-letters it and takes the plan: a (7200000) is long past,
+  // the misfire budget (1) makes it up; cnext follows it.
+  const dd::cron_plan plan{7'200'000, 10'800'000, 9'000'000'000'000, 9'000'003'600'000};
+  const auto v = redis.exec(dd::nack_call(ks, "c", again.fires[0].token, 0, "boom", again.epoch, &plan));
+  bool dead = false;
+  std::int64_t at = 0;
+  BOOST_TEST_REQUIRE(!dd::parse_nack(v, dead, at));
+  BOOST_TEST(dead);
+  BOOST_TEST(at == 7'200'000);
+  BOOST_TEST(hget("cnext").str == "10800000");
+  BOOST_TEST(hget("cbudget").str == "0");
+}
 
 }  // namespace cron_durable_test
