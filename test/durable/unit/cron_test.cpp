@@ -236,6 +236,39 @@ BOOST_AUTO_TEST_CASE(upserts_keep_the_position_and_trigger_runs_an_extra_fire) {
   BOOST_TEST((s.async_inspect("daily", boost::asio::use_future).get().summary.next_due == due));
 }
 
+BOOST_AUTO_TEST_CASE(resume_runs_the_pending_instant_then_the_misfire_policy_and_an_update_takes_a_new_expression) {
+  cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
+  cron_run_log log;
+  s.register_handler("job", log.handler());
+  cd::schedule_options skip;
+  skip.misfire = cd::misfire_policy::skip;
+  const auto paused_due =
+      s.async_schedule_cron("paused", "job", "", "* * * * * *", "UTC", skip, boost::asio::use_future).get();
+  BOOST_TEST(s.async_pause("paused", boost::asio::use_future).get());
+  // Every two seconds, then updated in place to every third second: the
+  // pending instant stays, the ones after it follow the new expression.
+  const auto even =
+      s.async_schedule_cron("moved", "job", "", "*/2 * * * * *", "UTC", {}, boost::asio::use_future).get();
+  cd::schedule_options update;
+  update.update = true;
+  const auto kept =
+      s.async_schedule_cron("moved", "job", "", "*/3 * * * * *", "UTC", update, boost::asio::use_future).get();
+  BOOST_TEST((kept == even));
+  BOOST_TEST(s.async_inspect("moved", boost::asio::use_future).get().summary.cron == "*/3 * * * * *");
+  s.start();
+  std::this_thread::sleep_for(sc::milliseconds(3300));
+  BOOST_TEST(log.of("paused").empty());  // paused: not claimed
+  BOOST_TEST(s.async_resume("paused", boost::asio::use_future).get());
+  BOOST_TEST_REQUIRE(dt::wait_until([&] { return log.of("paused").size() >= 2 && log.of("moved").size() >= 3; }));
+  const auto p = log.of("paused");
+  BOOST_TEST((p[0] == paused_due));           // the pending instant, late
+  BOOST_TEST((p[1] - p[0] >= sc::seconds(3)));  // skip: the instants missed while paused dropped
+  const auto m = log.of("moved");
+  BOOST_TEST((m[0] == even));
+  for (std::size_t i = 1; i < m.size(); ++i)
+    BOOST_TEST(sc::duration_cast<sc::seconds>(m[i].time_since_epoch()).count() % 3 == 0);
+}
+
 BOOST_AUTO_TEST_CASE(bulk_upsert_reports_each_schedule_and_a_refusal_loses_nothing_accepted) {
   cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
   std::vector<cd::schedule_spec> specs(6);
