@@ -33,7 +33,7 @@ enum class schedule_state {
 struct schedule_summary {
   std::string id;    ///< the schedule's id
   std::string task;  ///< its task name
-  schedule_kind kind = schedule_kind::one_shot;  ///< one-shot, fixed rate or fixed delay
+  schedule_kind kind = schedule_kind::one_shot;  ///< one-shot, fixed rate, fixed delay or cron
   std::chrono::milliseconds period{0};  ///< the period or delay (zero for a one-shot and a cron schedule)
   std::string cron;       ///< a cron schedule's expression, as given; else empty
   std::string time_zone;  ///< a cron schedule's IANA time zone; else empty

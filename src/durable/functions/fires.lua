@@ -117,7 +117,7 @@ local function claim(keys, args)
         -- computed it since Lua last moved it) the fire gets one more attempt,
         -- whose ack or nack brings the instants.
         if retried and attempt > tonumber(f[10] or default_policy.max_attempts) and
-           (f[3] ~= 'cron' or extra or f[15]) then
+           (f[3] ~= 'cron' or extra or (f[15] and tonumber(f[15]) > due)) then
           dead_letter(p, id, due, attempt - 1, 'the lease of attempt ' .. fmt(attempt - 1) ..
                       ' ran out (its process died, stalled or stopped)', now)
           due = nil

@@ -251,12 +251,15 @@ end
 
 -- The next occurrence of cron schedule `skey` after its occurrence `due`
 -- finished at `now`, from `plan` (see "Cron"); without a plan, the stored
--- cnext (nil when unknown). Keeps cnext and cbudget up to date.
+-- cnext when it lies after due (nil otherwise). Keeps cnext and cbudget up
+-- to date.
 local function cron_next(skey, due, now, plan)
   local c = redis.call('HMGET', skey, 'misfire', 'catch_up', 'cbudget', 'cnext')
   if plan == nil then
     redis.call('HDEL', skey, 'cnext', 'cbudget')
-    return tonumber(c[4])
+    local n = tonumber(c[4])
+    if n ~= nil and n > due then return n end
+    return nil
   end
   local a, a2, j, j2 = plan[1], plan[2], plan[3], plan[4]
   if a > now then

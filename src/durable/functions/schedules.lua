@@ -104,11 +104,17 @@ local function put_one(p, args, b, now)
       else
         redis.call('HDEL', key, 'max_attempts', 'backoff', 'backoff_mult', 'backoff_max')
       end
-      -- The pending occurrence stays; the new expression applies from the
-      -- instant after it (cnext is computed again at its ack).
+      -- The pending occurrence stays; a new expression (or a schedule that
+      -- becomes a cron one) applies from its first instant after now, `due`
+      -- here: the next for a fire that ends without a plan of the new
+      -- expression (claimed before the update), and for the claim's dead
+      -- letter. Later acks compute their plans with the new expression.
       if kind == 'cron' then
         redis.call('HSET', key, 'cron', cron, 'tz', tz)
-        if f[14] ~= cron or f[15] ~= tz then redis.call('HDEL', key, 'cnext', 'cbudget') end
+        if f[3] ~= 'cron' or f[14] ~= cron or f[15] ~= tz then
+          redis.call('HSET', key, 'cnext', fmt(due))
+          redis.call('HDEL', key, 'cbudget')
+        end
       else
         redis.call('HDEL', key, 'cron', 'tz', 'cnext', 'cbudget')
       end

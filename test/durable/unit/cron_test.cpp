@@ -389,4 +389,44 @@ BOOST_AUTO_TEST_CASE(durable_cron_lease_expiry_on_the_last_attempt_moves_to_the_
   BOOST_TEST(hget("cbudget").str == "0");
 }
 
+// A fixed-rate schedule updated in place to a cron one while its fire runs:
+// that fire's ack has no plan (it was claimed as fixed rate), so the
+// schedule goes on at the cron expression's first instant after the update.
+BOOST_AUTO_TEST_CASE(durable_cron_update_of_a_running_fixed_rate_schedule_continues_at_the_first_cron_instant) {
+  namespace dd = chronopool::durable::detail;
+  chronopool::durable::test::sync_redis redis(dt::test_redis_options());
+  BOOST_TEST_REQUIRE(!redis.exec(dd::load_functions_call()).is_error());
+  const dd::key_space ks(dt::unique_namespace());
+  dd::put_request r;
+  r.id = "r";
+  r.task = "job";
+  r.kind = dd::schedule_kind::fixed_rate;
+  r.absolute = true;
+  r.at_ms = 1000;
+  r.period_ms = 86'400'000;
+  BOOST_TEST_REQUIRE(!redis.exec(dd::put_call(ks, r)).is_error());
+  dd::claim_result claimed;
+  BOOST_TEST_REQUIRE(!dd::parse_claim(redis.exec(dd::claim_call(ks, "w", 30000, 16)), claimed));
+  BOOST_TEST_REQUIRE(claimed.fires.size() == 1u);
+  BOOST_TEST(claimed.fires[0].cron.empty());
+  // What async_schedule_cron(update) sends: the first instant after Redis's
+  // now (here a made-up one) and the one after it.
+  r.kind = dd::schedule_kind::cron;
+  r.period_ms = 0;
+  r.cron = "0 * * * *";
+  r.time_zone = "UTC";
+  r.at_ms = claimed.server_now_ms + 3'600'000;
+  r.cron_next_ms = r.at_ms + 3'600'000;
+  r.options.update = true;
+  std::int64_t kept = 0;
+  BOOST_TEST_REQUIRE(!dd::parse_put(redis.exec(dd::put_call(ks, r)), kept));
+  BOOST_TEST(kept == claimed.fires[0].due_ms);  // the pending occurrence stays (misfire placed it)
+  bool acked = false;
+  std::int64_t next = 0;
+  BOOST_TEST_REQUIRE(!dd::parse_ack(redis.exec(dd::ack_call(ks, "r", claimed.fires[0].token, claimed.epoch)),
+                                    acked, next));
+  BOOST_TEST(acked);
+  BOOST_TEST(next == r.at_ms);
+}
+
 }  // namespace cron_durable_test
