@@ -20,6 +20,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -69,6 +72,43 @@ double single_at_a_time(cd::scheduler& s, const std::string& prefix, std::size_t
   return creations_per_s(n, t0);
 }
 
+// `window` single requests in flight at once (each completion sends the
+// next): what a deploy needs without a bulk call to get near its rate.
+double in_flight(cd::scheduler& s, const std::string& prefix, std::size_t n, std::size_t window, bool cron) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t sent = 0, done = 0;
+  boost::system::error_code first_error;
+  std::function<void()> send_one = [&] {
+    std::size_t i = 0;
+    {
+      std::lock_guard lk(m);
+      if (sent == n) return;
+      i = sent++;
+    }
+    auto on_done = [&](boost::system::error_code ec, std::chrono::system_clock::time_point) {
+      send_one();  // the next, before this one counts: the caller returns once all have
+      std::lock_guard lk(m);  // notified under the lock: the waiter cannot return (and
+      if (ec && !first_error) first_error = ec;  // destroy m and cv) before it is released
+      ++done;
+      cv.notify_all();
+    };
+    const std::string id = prefix + std::to_string(i);
+    if (cron)
+      s.async_schedule_cron(id, "bench", std::string(32, 'p'), "0 2 * * *", "Europe/Berlin", {}, on_done);
+    else
+      s.async_schedule_at_fixed_rate(id, "bench", std::string(32, 'p'), std::chrono::hours(1), std::chrono::hours(24),
+                                     {}, on_done);
+  };
+  const auto t0 = steady::now();
+  for (std::size_t k = 0; k < window && k < n; ++k) send_one();
+  std::unique_lock lk(m);
+  cv.wait(lk, [&] { return done == n; });
+  const double rate = creations_per_s(n, t0);
+  if (first_error) throw std::runtime_error("a creation failed: " + first_error.message());
+  return rate;
+}
+
 double bulk(cd::scheduler& s, const std::string& prefix, std::size_t n, bool cron) {
   std::vector<cd::schedule_spec> specs;
   specs.reserve(n);
@@ -100,32 +140,36 @@ int run_creations(const creations_options& o) {
   s.async_schedule("warm-up", "bench", "", std::chrono::hours(1), boost::asio::use_future).get();
   s.async_cancel("warm-up", boost::asio::use_future).get();
 
+  constexpr std::size_t window = 256;
   fmt::print("# chronopool-durable-bench --creations\n\n");
   fmt::print("redis-server (private, loopback), appendonly yes, appendfsync {}; {} schedules per measurement, "
              "{} repetition(s), through chronopool::durable::scheduler (one scheduler, never started)\n\n",
              o.fsync, o.n, o.reps);
-  fmt::print("| kind | one request at a time, creations/s | async_upsert_schedules, creations/s | bulk/single |\n"
-             "|---|---:|---:|---:|\n");
+  fmt::print("| kind | one request at a time, creations/s | {} in flight, creations/s | async_upsert_schedules, "
+             "creations/s | bulk/single |\n|---|---:|---:|---:|---:|\n", window);
   for (const bool cron : {false, true}) {
-    std::vector<double> single, many;
+    std::vector<double> single, flight, many;
     for (int rep = 0; rep < o.reps; ++rep) {
       const std::string tag = fmt::format("{}{}-", cron ? "c" : "r", rep);
       // Fewer single calls: each is a round trip (two for cron: TIME, then the put).
       single.push_back(single_at_a_time(s, "s" + tag, std::max<std::size_t>(o.n / 5, 1), cron));
+      flight.push_back(in_flight(s, "f" + tag, o.n, window, cron));
       many.push_back(bulk(s, "b" + tag, o.n, cron));
-      fmt::print(stderr, "{} rep {}: single {:.0f}/s, bulk {:.0f}/s\n", cron ? "cron" : "fixed-rate", rep + 1,
-                 single.back(), many.back());
+      fmt::print(stderr, "{} rep {}: single {:.0f}/s, {} in flight {:.0f}/s, bulk {:.0f}/s\n",
+                 cron ? "cron" : "fixed-rate", rep + 1, single.back(), window, flight.back(), many.back());
     }
-    std::sort(single.begin(), single.end());
-    std::sort(many.begin(), many.end());
-    const double a = single[single.size() / 2];
-    const double b = many[many.size() / 2];
-    fmt::print("| {} | {:.0f} ({:.0f}–{:.0f}) | {:.0f} ({:.0f}–{:.0f}) | {:.1f} |\n",
-               cron ? "cron `0 2 * * *` Europe/Berlin" : "fixed rate", a, single.front(), single.back(), b,
-               many.front(), many.back(), b / a);
+    const auto cell = [](std::vector<double>& v) {
+      std::sort(v.begin(), v.end());
+      return fmt::format("{:.0f} ({:.0f}–{:.0f})", v[v.size() / 2], v.front(), v.back());
+    };
+    const std::string single_cell = cell(single), flight_cell = cell(flight), many_cell = cell(many);
+    const double ratio = many[many.size() / 2] / single[single.size() / 2];  // sorted by cell()
+    fmt::print("| {} | {} | {} | {} | {:.1f} |\n", cron ? "cron `0 2 * * *` Europe/Berlin" : "fixed rate",
+               single_cell, flight_cell, many_cell, ratio);
   }
-  fmt::print("\nmedian (min–max) of the repetitions; single = each async_schedule_* waited for before the next; "
-             "bulk = one async_upsert_schedules call for all of them (a cp_put_many_v5 per {} schedules).\n", 500);
+  fmt::print("\nmedian (min–max) of the repetitions; single = each async_schedule_* waited for before the next "
+             "({} of them); in flight = {} single calls outstanding; bulk = one async_upsert_schedules call for all "
+             "of them (a cp_put_many_v5 per 500 schedules).\n", std::max<std::size_t>(o.n / 5, 1), window);
   return 0;
 }
 
