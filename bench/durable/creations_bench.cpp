@@ -20,9 +20,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -34,6 +37,25 @@ namespace {
 
 namespace cd = chronopool::durable;
 using steady = std::chrono::steady_clock;
+
+// Redis's own CPU time so far (used_cpu_user + used_cpu_sys of INFO cpu),
+// read with redis-cli: what a phase cost the server, whatever the load of
+// the machine (the wall-clock rates on a shared machine swing with it).
+double server_cpu_s(std::uint16_t port) {
+  const std::string cmd = "redis-cli -p " + std::to_string(port) + " INFO cpu";
+  std::FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) return 0;
+  std::string text;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, f) != nullptr) text += buf;
+  ::pclose(f);
+  double total = 0;
+  for (const char* field : {"used_cpu_user:", "used_cpu_sys:"}) {
+    const auto at = text.find(field);
+    if (at != std::string::npos) total += std::strtod(text.c_str() + at + std::strlen(field), nullptr);
+  }
+  return total;
+}
 
 double creations_per_s(std::size_t n, steady::time_point t0) {
   return static_cast<double>(n) / std::chrono::duration<double>(steady::now() - t0).count();
@@ -141,6 +163,7 @@ int run_creations(const creations_options& o) {
   s.async_cancel("warm-up", boost::asio::use_future).get();
 
   constexpr std::size_t window = 256;
+  std::vector<std::string> cpu_lines;
   fmt::print("# chronopool-durable-bench --creations\n\n");
   fmt::print("redis-server (private, loopback), appendonly yes, appendfsync {}; {} schedules per measurement, "
              "{} repetition(s), through chronopool::durable::scheduler (one scheduler, never started)\n\n",
@@ -148,13 +171,21 @@ int run_creations(const creations_options& o) {
   fmt::print("| kind | one request at a time, creations/s | {} in flight, creations/s | async_upsert_schedules, "
              "creations/s | bulk/single |\n|---|---:|---:|---:|---:|\n", window);
   for (const bool cron : {false, true}) {
-    std::vector<double> single, flight, many;
+    std::vector<double> single, flight, many, cpu_single, cpu_flight, cpu_many;  // rates; server µs per creation
     for (int rep = 0; rep < o.reps; ++rep) {
       const std::string tag = fmt::format("{}{}-", cron ? "c" : "r", rep);
       // Fewer single calls: each is a round trip (two for cron: TIME, then the put).
-      single.push_back(single_at_a_time(s, "s" + tag, std::max<std::size_t>(o.n / 5, 1), cron));
+      const std::size_t n_single = std::max<std::size_t>(o.n / 5, 1);
+      double c0 = server_cpu_s(server.port());
+      single.push_back(single_at_a_time(s, "s" + tag, n_single, cron));
+      double c1 = server_cpu_s(server.port());
+      cpu_single.push_back((c1 - c0) * 1e6 / static_cast<double>(n_single));
       flight.push_back(in_flight(s, "f" + tag, o.n, window, cron));
+      c0 = server_cpu_s(server.port());
+      cpu_flight.push_back((c0 - c1) * 1e6 / static_cast<double>(o.n));
       many.push_back(bulk(s, "b" + tag, o.n, cron));
+      c1 = server_cpu_s(server.port());
+      cpu_many.push_back((c1 - c0) * 1e6 / static_cast<double>(o.n));
       fmt::print(stderr, "{} rep {}: single {:.0f}/s, {} in flight {:.0f}/s, bulk {:.0f}/s\n",
                  cron ? "cron" : "fixed-rate", rep + 1, single.back(), window, flight.back(), many.back());
     }
@@ -166,7 +197,12 @@ int run_creations(const creations_options& o) {
     const double ratio = many[many.size() / 2] / single[single.size() / 2];  // sorted by cell()
     fmt::print("| {} | {} | {} | {} | {:.1f} |\n", cron ? "cron `0 2 * * *` Europe/Berlin" : "fixed rate",
                single_cell, flight_cell, many_cell, ratio);
+    cpu_lines.push_back(fmt::format("| {} | {} | {} | {} |", cron ? "cron" : "fixed rate", cell(cpu_single),
+                                    cell(cpu_flight), cell(cpu_many)));
   }
+  fmt::print("\nRedis's CPU time per creation, µs (INFO cpu around each phase; the INFO calls included):\n\n"
+             "| kind | one at a time | {} in flight | bulk |\n|---|---:|---:|---:|\n", window);
+  for (const auto& l : cpu_lines) fmt::print("{}\n", l);
   fmt::print("\nmedian (min–max) of the repetitions; single = each async_schedule_* waited for before the next "
              "({} of them); in flight = {} single calls outstanding; bulk = one async_upsert_schedules call for all "
              "of them (a cp_put_many_v5 per 500 schedules).\n", std::max<std::size_t>(o.n / 5, 1), window);

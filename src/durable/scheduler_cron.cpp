@@ -13,10 +13,14 @@
 #include <chronopool/cron_schedule.hpp>
 #include <chronopool/durable/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -160,31 +164,72 @@ asio::awaitable<void> scheduler_impl::upsert_op(std::vector<put_request> request
       if (requests[k].kind == schedule_kind::cron && !place_cron(requests[k], now_ms))
         ec = make_error_code(error::protocol_error);
   }
-  std::size_t done = 0;  // requests answered
-  while (!ec && done < requests.size()) {
-    const std::size_t last = std::min(requests.size(), done + put_many_batch);
-    auto [ec2, v] = co_await exec(put_many_call(keys_, requests, done, last));
+  // Calls of put_many_batch schedules, up to upsert_window of them in flight
+  // on the pipelined connection, so Redis works on one while the next is
+  // built and sent and the last reply read. All on the control thread: the
+  // replies are written by the calls' coroutines, which this one outlives.
+  struct batch_reply {
+    std::size_t first = 0, last = 0;
+    error_code ec;
     std::vector<put_many_item> items;
-    ec = ec2 ? ec2 : parse_put_many(v, items);
-    if (!ec && items.size() != last - done) ec = make_error_code(error::protocol_error);
-    if (ec) break;
-    for (std::size_t k = done; k < last; ++k) {
-      const put_many_item& item = items[k - done];
+  };
+  struct window_state {
+    explicit window_state(asio::io_context& ctx) : wake(ctx, clock::time_point::max()) {}
+    asio::steady_timer wake;
+    std::size_t in_flight = 0;
+  };
+  constexpr std::size_t upsert_window = 4;
+  std::vector<batch_reply> replies;
+  replies.reserve(requests.size() / put_many_batch + 1);
+  auto window = std::make_shared<window_state>(ctl_);
+  std::size_t next = 0;  // the first request not sent yet
+  bool failed = static_cast<bool>(ec);
+  for (;;) {
+    while (!failed && next < requests.size() && window->in_flight < upsert_window) {
+      batch_reply& out = replies.emplace_back();  // reserved: no reallocation, so `out` stays put
+      out.first = next;
+      out.last = std::min(requests.size(), next + put_many_batch);
+      next = out.last;
+      ++window->in_flight;
+      spawn([](scheduler_impl* self, std::shared_ptr<window_state> w, std::vector<std::string> call,
+               batch_reply* reply) -> asio::awaitable<void> {
+        auto [e, v] = co_await self->exec(std::move(call));
+        reply->ec = e ? e : parse_put_many(v, reply->items);
+        if (!reply->ec && reply->items.size() != reply->last - reply->first)
+          reply->ec = make_error_code(error::protocol_error);
+        --w->in_flight;
+        w->wake.cancel();  // its waiter is this coroutine's parent, suspended below
+      }(this, window, put_many_call(keys_, requests, out.first, out.last), &out));
+    }
+    if (window->in_flight == 0) break;
+    window->wake.expires_at(clock::time_point::max());
+    co_await window->wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    for (const auto& r : replies)
+      if (r.ec) failed = true;  // no more calls: a connection failure would fail them too
+  }
+  for (const auto& r : replies) {
+    if (r.ec && !ec) ec = r.ec;
+    for (std::size_t k = r.first; k < r.last; ++k) {
       upsert_result& out = results[sent[k]];
+      if (r.ec) {
+        // Sent, but no reply: it may or may not have been applied.
+        out.outcome = upsert_outcome::failed;
+        out.error = "not confirmed (" + r.ec.message() + "): upsert again with replace or update to be sure";
+        continue;
+      }
+      const put_many_item& item = r.items[k - r.first];
       out.outcome = outcome_of(item.outcome);
       if (out.outcome == upsert_outcome::failed)
         out.error = library_text(item.error_text);
       else
         out.due = to_time_point(item.due_ms);
     }
-    done = last;
   }
-  // What was not answered failed with the request (earlier batches stand).
-  if (ec)
-    for (std::size_t k = done; k < requests.size(); ++k) {
-      results[sent[k]].outcome = upsert_outcome::failed;
-      results[sent[k]].error = "not written: " + ec.message();
-    }
+  // What was never sent failed with the request.
+  for (std::size_t k = next; k < requests.size(); ++k) {
+    results[sent[k]].outcome = upsert_outcome::failed;
+    results[sent[k]].error = "not written: " + ec.message();
+  }
   complete(std::move(h), std::move(work), ec, std::move(results));
 }
 

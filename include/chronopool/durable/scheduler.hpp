@@ -288,15 +288,16 @@ class scheduler {
   }
 
   /// Creates or upserts many schedules, of any kinds, in few requests: one
-  /// function call per 500 schedules (plus one TIME read when some are
-  /// cron schedules), each schedule as its single call would (each spec's
+  /// function call per 500 schedules, up to four in flight (plus one TIME
+  /// read when some are cron schedules), each schedule as its single call would (each spec's
   /// schedule_options::replace and update apply). Every spec gets its own
   /// result, in order: a spec refused here (bad parameters, named with
   /// their values) or by Redis (an existing id without replace or update)
   /// fails alone, and nothing of it is written; the others are not
   /// affected. A request that fails (Redis unreachable) completes with its
-  /// error; the results then say which specs were written before it
-  /// (those in earlier calls) and which failed with it.
+  /// error; the results then say which specs were written (calls
+  /// answered), which may have been ("not confirmed": sent, no reply) and
+  /// which were not sent.
   /// @par Completion Signature
   /// @code void(error_code, std::vector<upsert_result>) @endcode
   template <class Token>
