@@ -16,6 +16,7 @@
 //            scheduler's control thread does)
 // The peer runs the same modes with its pop script and has nothing to ack.
 #include "../stats.hpp"
+#include "creations_bench.hpp"
 
 #include <redis_server.hpp>
 
@@ -64,6 +65,9 @@ struct options {
   std::string server = CHRONOPOOL_REDIS_SERVER;
   bool quick = false;
   bool periodic = false;  // fixed-rate schedules: acks take the periodic path
+  bool creations = false;  // creations/s, one at a time vs bulk (creations_bench.cpp)
+  bool n_given = false;
+  bool reps_given = false;
 };
 
 // ---- a blocking façade over the pipelined connection ----------------------
@@ -221,16 +225,16 @@ struct mode {
 };
 
 std::size_t expect_fires(const dd::redis_value& v, std::size_t n, dd::claim_result& out) {
-  if (const auto ec = dd::parse_claim(v, out)) throw std::runtime_error("cp_claim_v4 reply: " + ec.message());
-  if (out.fires.size() != n) throw std::runtime_error("cp_claim_v4 returned fewer fires than are due");
+  if (const auto ec = dd::parse_claim(v, out)) throw std::runtime_error("cp_claim_v5 reply: " + ec.message());
+  if (out.fires.size() != n) throw std::runtime_error("cp_claim_v5 returned fewer fires than are due");
   return n;
 }
 
 void expect_acked(const dd::redis_value& v) {
   bool acked = false;
   std::int64_t next_due = 0;
-  if (const auto ec = dd::parse_ack(v, acked, next_due)) throw std::runtime_error("cp_ack_v4 reply: " + ec.message());
-  if (!acked) throw std::runtime_error("cp_ack_v4 did not ack");
+  if (const auto ec = dd::parse_ack(v, acked, next_due)) throw std::runtime_error("cp_ack_v5 reply: " + ec.message());
+  if (!acked) throw std::runtime_error("cp_ack_v5 did not ack");
 }
 
 void expect_popped(const dd::redis_value& v, std::size_t n) {
@@ -332,7 +336,7 @@ std::size_t to_size(std::string_view flag, std::string_view s, std::size_t lo) {
 void usage(std::FILE* out) {
   fmt::print(out,
              "usage: chronopool-durable-bench [--quick] [--n N] [--reps R] [--depth K] [--fsync everysec|always]\n"
-             "                                [--periodic] [--redis-server PATH]\n"
+             "                                [--periodic] [--creations] [--redis-server PATH]\n"
              "  --quick         N = 2,000 and one repetition, for a smoke test\n"
              "  --n N           due one-shot schedules in each namespace (default 200,000)\n"
              "  --reps R        repetitions after one warm-up (default 5); medians are reported\n"
@@ -340,6 +344,9 @@ void usage(std::FILE* out) {
              "  --fsync MODE    appendfsync of the private redis-server (default everysec)\n"
              "  --periodic      fixed-rate schedules instead of one-shots: each ack enqueues the\n"
              "                  next occurrence (and records the run in the schedule's history)\n"
+             "  --creations     schedule creations per second through the scheduler's API instead:\n"
+             "                  one request at a time against async_upsert_schedules (--n: default\n"
+             "                  10,000 per bulk call; --reps: default 3)\n"
              "  --redis-server  the binary to start (default {})\n",
              CHRONOPOOL_REDIS_SERVER);
 }
@@ -358,10 +365,14 @@ options parse(int argc, char** argv) {
       o.reps = 1;
     } else if (a == "--periodic") {
       o.periodic = true;
+    } else if (a == "--creations") {
+      o.creations = true;
     } else if (a == "--n") {
       o.n = to_size(a, value(i), 100);
+      o.n_given = true;
     } else if (a == "--reps") {
       o.reps = static_cast<int>(to_size(a, value(i), 1));
+      o.reps_given = true;
     } else if (a == "--depth") {
       o.depth = to_size(a, value(i), 2);
     } else if (a == "--fsync") {
@@ -512,7 +523,7 @@ int run(const options& o) {
   std::vector<double> put_ratio;
   for (std::size_t i = 0; i < puts.size(); ++i) put_ratio.push_back(puts[i] / peer_puts[i]);
   fmt::print("\n| | ours | peer | ours/peer |\n|---|---:|---:|---:|\n");
-  fmt::print("| fill: puts/s (cp_put_v4 vs ZADD, {} outstanding) | {} | {} | {} |\n", put_window, cell(puts),
+  fmt::print("| fill: puts/s (cp_put_v5 vs ZADD, {} outstanding) | {} | {} | {} |\n", put_window, cell(puts),
              cell(peer_puts), cell(put_ratio, "{:.2f}"));
   const auto& seq = per_mode[0];
   fmt::print("| seq: one claim round trip p50, µs | {} | {} | |\n", cell(seq.p50, "{:.1f}"),
@@ -530,7 +541,16 @@ int run(const options& o) {
 
 int main(int argc, char** argv) {
   try {
-    return run(parse(argc, argv));
+    const options o = parse(argc, argv);
+    if (o.creations) {
+      chronopool::bench_durable::creations_options c;
+      if (o.n_given || o.quick) c.n = o.n;
+      if (o.reps_given || o.quick) c.reps = o.reps;
+      c.server = o.server;
+      c.fsync = o.fsync;
+      return chronopool::bench_durable::run_creations(c);
+    }
+    return run(o);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "chronopool-durable-bench: {}\n", e.what());
     usage(stderr);

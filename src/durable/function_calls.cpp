@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// Argument vectors for, and replies of, the chronopool_v4 Redis functions.
+// Argument vectors for, and replies of, the chronopool_v5 Redis functions.
 #include <chronopool/durable/detail/function_calls.hpp>
 #include <chronopool/durable/error.hpp>
 
@@ -39,6 +39,7 @@ const char* kind_name(schedule_kind k) {
     case schedule_kind::once: return "once";
     case schedule_kind::fixed_rate: return "rate";
     case schedule_kind::fixed_delay: return "delay";
+    case schedule_kind::cron: return "cron";
   }
   return "once";
 }
@@ -110,108 +111,157 @@ boost::system::error_code parse_library_is_current(const redis_value& v, bool& c
   return {};
 }
 
-std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
-  std::vector<std::string> args{r.id, r.task, r.payload, kind_name(r.kind), r.absolute ? "abs" : "in",
-                                num(clamp_ms(r.at_ms)), num(clamp_ms(r.period_ms)), misfire_name(r.options.misfire),
-                                num(static_cast<std::int64_t>(r.options.catch_up_max)),
-                                r.options.update ? "2" : r.options.replace ? "1" : "0",
-                                num(static_cast<std::int64_t>(r.options.history_length))};
-  // The default policy is the library's too: not sent, not stored, so a
+namespace {
+
+// The 18 arguments of one schedule for cp_put_v5 and cp_put_many_v5
+// (schedules.lua: put_one), appended to `out`.
+void append_put_args(std::vector<std::string>& out, const put_request& r) {
+  out.push_back(r.id);
+  out.push_back(r.task);
+  out.push_back(r.payload);
+  out.emplace_back(kind_name(r.kind));
+  out.emplace_back(r.absolute ? "abs" : "in");
+  out.push_back(num(clamp_ms(r.at_ms)));
+  out.push_back(num(clamp_ms(r.period_ms)));
+  out.emplace_back(misfire_name(r.options.misfire));
+  out.push_back(num(static_cast<std::int64_t>(r.options.catch_up_max)));
+  out.emplace_back(r.options.update ? "2" : r.options.replace ? "1" : "0");
+  out.push_back(num(static_cast<std::int64_t>(r.options.history_length)));
+  // The default policy is the library's too: sent empty, not stored, so a
   // schedule with it costs no more than before there were policies.
   const failure_policy d{};
   const auto& f = r.failure;
   if (f.max_attempts != d.max_attempts || f.initial_backoff != d.initial_backoff || f.multiplier != d.multiplier ||
       f.max_backoff != d.max_backoff) {
-    args.push_back(num(static_cast<std::int64_t>(f.max_attempts)));
-    args.push_back(num(clamp_ms(f.initial_backoff.count())));
-    args.push_back(fmt::format("{}", f.multiplier));
-    args.push_back(num(clamp_ms(f.max_backoff.count())));
+    out.push_back(num(static_cast<std::int64_t>(f.max_attempts)));
+    out.push_back(num(clamp_ms(f.initial_backoff.count())));
+    out.push_back(fmt::format("{}", f.multiplier));
+    out.push_back(num(clamp_ms(f.max_backoff.count())));
+  } else {
+    out.insert(out.end(), 4, std::string());
   }
-  return fcall(ks, "cp_put_v4", std::move(args));
+  if (r.kind == schedule_kind::cron) {
+    out.push_back(r.cron);
+    out.push_back(r.time_zone);
+    out.push_back(num(clamp_ms(r.cron_next_ms)));
+  } else {
+    out.insert(out.end(), 3, std::string());
+  }
+}
+
+constexpr std::size_t put_args = 18;
+
+void append_plan(std::vector<std::string>& args, const cron_plan& p) {
+  args.push_back(num(clamp_ms(p.after_due)));
+  args.push_back(num(clamp_ms(p.after_after_due)));
+  args.push_back(num(clamp_ms(p.after_now)));
+  args.push_back(num(clamp_ms(p.after_after_now)));
+}
+
+}  // namespace
+
+std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
+  std::vector<std::string> args;
+  args.reserve(put_args);
+  append_put_args(args, r);
+  return fcall(ks, "cp_put_v5", std::move(args));
+}
+
+std::vector<std::string> put_many_call(const key_space& ks, const std::vector<put_request>& rs, std::size_t first,
+                                       std::size_t last) {
+  std::vector<std::string> args;
+  args.reserve((last - first) * put_args);
+  for (std::size_t i = first; i < last; ++i) append_put_args(args, rs[i]);
+  return fcall(ks, "cp_put_many_v5", std::move(args));
 }
 
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,
                                     std::size_t n) {
-  return fcall(ks, "cp_claim_v4", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_claim_v5", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
 }
 
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                  std::string_view epoch) {
+                                  std::string_view epoch, const cron_plan* plan) {
   std::vector<std::string> args{std::string(id), num(token)};
-  if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_ack_v4", std::move(args));
+  if (!epoch.empty() || plan != nullptr) args.emplace_back(epoch);  // empty: not checked
+  if (plan != nullptr) append_plan(args, *plan);
+  return fcall(ks, "cp_ack_v5", std::move(args));
 }
 
 std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                   std::uint32_t jitter, std::string_view error_text, std::string_view epoch) {
+                                   std::uint32_t jitter, std::string_view error_text, std::string_view epoch,
+                                   const cron_plan* plan) {
   std::vector<std::string> args{std::string(id), num(token), num(static_cast<std::uint64_t>(jitter)),
                                 std::string(error_text.substr(0, max_error_bytes))};
-  if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_nack_v4", std::move(args));
+  if (!epoch.empty() || plan != nullptr) args.emplace_back(epoch);
+  if (plan != nullptr) append_plan(args, *plan);
+  return fcall(ks, "cp_nack_v5", std::move(args));
 }
 
 std::vector<std::string> extend_call(const key_space& ks, std::string_view id, std::uint64_t token,
                                      std::int64_t lease_ms, std::string_view epoch) {
   std::vector<std::string> args{std::string(id), num(token), num(lease_ms)};
   if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_extend_v4", std::move(args));
+  return fcall(ks, "cp_extend_v5", std::move(args));
 }
 
 std::vector<std::string> release_call(const key_space& ks, std::string_view id, std::uint64_t token,
                                       std::string_view epoch) {
   std::vector<std::string> args{std::string(id), num(token)};
   if (!epoch.empty()) args.emplace_back(epoch);
-  return fcall(ks, "cp_release_v4", std::move(args));
+  return fcall(ks, "cp_release_v5", std::move(args));
 }
 
 std::vector<std::string> cancel_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_cancel_v4", {std::string(id)});
+  return fcall(ks, "cp_cancel_v5", {std::string(id)});
 }
 
 std::vector<std::string> get_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_get_v4", {std::string(id)});
+  return fcall(ks, "cp_get_v5", {std::string(id)});
 }
 
 std::vector<std::string> dead_list_call(const key_space& ks, std::size_t n) {
-  return fcall(ks, "cp_dead_list_v4", {num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_dead_list_v5", {num(static_cast<std::uint64_t>(n))});
 }
 
 std::vector<std::string> dead_redrive_call(const key_space& ks, std::string_view fire_id) {
-  return fcall(ks, "cp_dead_redrive_v4", {std::string(fire_id)});
+  return fcall(ks, "cp_dead_redrive_v5", {std::string(fire_id)});
 }
 
 std::vector<std::string> dead_delete_call(const key_space& ks, std::string_view fire_id) {
-  return fcall(ks, "cp_dead_delete_v4", {std::string(fire_id)});
+  return fcall(ks, "cp_dead_delete_v5", {std::string(fire_id)});
 }
 
 std::vector<std::string> list_call(const key_space& ks, std::string_view prefix, std::string_view after,
                                    std::size_t n) {
-  return fcall(ks, "cp_list_v4", {std::string(prefix), std::string(after), num(static_cast<std::uint64_t>(n))});
+  return fcall(ks, "cp_list_v5", {std::string(prefix), std::string(after), num(static_cast<std::uint64_t>(n))});
 }
 
 std::vector<std::string> inspect_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_inspect_v4", {std::string(id)});
+  return fcall(ks, "cp_inspect_v5", {std::string(id)});
 }
 
 std::vector<std::string> pause_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_pause_v4", {std::string(id)});
+  return fcall(ks, "cp_pause_v5", {std::string(id)});
 }
 
 std::vector<std::string> resume_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_resume_v4", {std::string(id)});
+  return fcall(ks, "cp_resume_v5", {std::string(id)});
 }
 
 std::vector<std::string> trigger_call(const key_space& ks, std::string_view id) {
-  return fcall(ks, "cp_trigger_v4", {std::string(id)});
+  return fcall(ks, "cp_trigger_v5", {std::string(id)});
 }
 
 std::vector<std::string> backfill_call(const key_space& ks, std::string_view id, std::int64_t from_ms,
-                                       std::int64_t to_ms, std::size_t limit) {
-  return fcall(ks, "cp_backfill_v4", {std::string(id), num(clamp_ms(from_ms)), num(clamp_ms(to_ms)),
-                                      num(static_cast<std::uint64_t>(limit))});
+                                       std::int64_t to_ms, std::size_t limit, const std::vector<std::int64_t>& instants) {
+  std::vector<std::string> args{std::string(id), num(clamp_ms(from_ms)), num(clamp_ms(to_ms)),
+                                num(static_cast<std::uint64_t>(limit))};
+  for (const std::int64_t t : instants) args.push_back(num(clamp_ms(t)));
+  return fcall(ks, "cp_backfill_v5", std::move(args));
 }
 
-std::vector<std::string> time_call(const key_space& ks) { return fcall(ks, "cp_time_v4", {}); }
+std::vector<std::string> time_call(const key_space& ks) { return fcall(ks, "cp_time_v5", {}); }
 
 boost::system::error_code error_of(const redis_value& v) {
   if (!v.is_error()) return {};
@@ -238,7 +288,8 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out) {
   out.fires.clear();
   for (std::size_t i = 3; i < v.elements.size(); ++i) {
     const auto& f = v.elements[i];
-    if (!f.is_array() || f.elements.size() != 7) return protocol_error;
+    // Seven fields, and a cron schedule's expression and zone after them.
+    if (!f.is_array() || (f.elements.size() != 7 && f.elements.size() != 9)) return protocol_error;
     claimed_fire c;
     std::int64_t token = 0;
     std::int64_t attempt = 0;
@@ -246,6 +297,8 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out) {
         !to_int64(f.elements[2], token) || !to_int64(f.elements[3], attempt) ||
         !to_text(f.elements[4], c.task) || !to_text(f.elements[5], c.payload) ||
         !to_int64(f.elements[6], c.lease_expiry_ms) || token <= 0 || attempt <= 0)
+      return protocol_error;
+    if (f.elements.size() == 9 && (!to_text(f.elements[7], c.cron) || !to_text(f.elements[8], c.time_zone)))
       return protocol_error;
     c.token = static_cast<std::uint64_t>(token);
     c.attempt = static_cast<std::uint32_t>(attempt);
@@ -324,20 +377,22 @@ bool to_count(const redis_value& v, std::uint64_t& out) {
   return true;
 }
 
-// {id, task, kind, period, due, state, attempts, eligible, extras} of cp_list_v4.
+// {id, task, kind, period, due, state, attempts, eligible, extras, cron, tz} of cp_list_v5.
 bool parse_summary(const redis_value& v, schedule_summary& s) {
-  if (!v.is_array() || v.elements.size() != 9) return false;
+  if (!v.is_array() || v.elements.size() != 11) return false;
   const auto& e = v.elements;
   std::string kind, state;
   std::int64_t period = 0, due = 0, eligible = 0;
   std::uint64_t attempts = 0, extras = 0;
   if (!to_text(e[0], s.id) || !to_text(e[1], s.task) || !to_text(e[2], kind) || !to_int64(e[3], period) ||
       !to_int64(e[4], due) || !to_text(e[5], state) || !to_count(e[6], attempts) || !to_int64(e[7], eligible) ||
-      !to_count(e[8], extras) || attempts > UINT32_MAX || extras > UINT32_MAX)
+      !to_count(e[8], extras) || attempts > UINT32_MAX || extras > UINT32_MAX || !to_text(e[9], s.cron) ||
+      !to_text(e[10], s.time_zone))
     return false;
   if (kind == "once") s.kind = durable::schedule_kind::one_shot;
   else if (kind == "rate") s.kind = durable::schedule_kind::fixed_rate;
   else if (kind == "delay") s.kind = durable::schedule_kind::fixed_delay;
+  else if (kind == "cron") s.kind = durable::schedule_kind::cron;
   else return false;
   if (state == "active") s.state = schedule_state::active;
   else if (state == "paused") s.state = schedule_state::paused;
@@ -457,14 +512,40 @@ boost::system::error_code parse_trigger(const redis_value& v, std::string_view i
   return {};
 }
 
-boost::system::error_code parse_backfill(const redis_value& v, backfill_result& out) {
+boost::system::error_code parse_backfill(const redis_value& v, backfill_result& out, cron_backfill_ask* ask) {
   if (v.is_error()) return error_of(v);
+  if (ask != nullptr && v.is_array() && v.elements.size() == 4 && v.elements[0].is_text() &&
+      v.elements[0].text() == "cron") {
+    ask->asked = true;
+    if (!to_int64(v.elements[1], ask->due_ms) || !to_text(v.elements[2], ask->cron) ||
+        !to_text(v.elements[3], ask->time_zone))
+      return protocol_error;
+    return {};
+  }
   std::uint64_t occurrences = 0, added = 0;
   if (!v.is_array() || v.elements.size() != 2 || !to_count(v.elements[0], occurrences) ||
       !to_count(v.elements[1], added))
     return protocol_error;
   out.occurrences = static_cast<std::size_t>(occurrences);
   out.added = static_cast<std::size_t>(added);
+  return {};
+}
+
+boost::system::error_code parse_put_many(const redis_value& v, std::vector<put_many_item>& out) {
+  if (v.is_error()) return error_of(v);
+  if (!v.is_array() || v.elements.empty()) return protocol_error;
+  out.clear();
+  for (std::size_t i = 1; i < v.elements.size(); ++i) {
+    const auto& e = v.elements[i];
+    put_many_item item;
+    if (!e.is_array() || e.elements.size() != 2 || !to_text(e.elements[0], item.outcome)) return protocol_error;
+    if (item.outcome == "error") {
+      if (!to_text(e.elements[1], item.error_text)) return protocol_error;
+    } else if (!to_int64(e.elements[1], item.due_ms)) {
+      return protocol_error;
+    }
+    out.push_back(std::move(item));
+  }
   return {};
 }
 

@@ -5,6 +5,8 @@
 
 #include "scheduler_impl.hpp"
 
+#include <chronopool/cron_schedule.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -148,6 +150,30 @@ detail::put_request scheduler::make_request(std::string id, std::string task, st
   return r;
 }
 
+detail::put_request scheduler::make_cron_request(std::string id, std::string task, std::string payload,
+                                                 std::string expression, std::string time_zone,
+                                                 const schedule_options& o) {
+  // The expression alone first (in UTC), so an error names the parameter
+  // that is wrong; then in its zone.
+  try {
+    chronopool::cron_schedule check(expression, "UTC");
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("chronopool::durable::scheduler: expression '" + printable(expression) +
+                                "' is not a valid cron expression: " + e.what());
+  }
+  try {
+    chronopool::cron_schedule check(expression, time_zone);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("chronopool::durable::scheduler: time_zone '" + printable(time_zone) +
+                                "' is not a known IANA time zone: " + e.what());
+  }
+  detail::put_request r = make_request(std::move(id), std::move(task), std::move(payload),
+                                       detail::schedule_kind::cron, o, true, 0, 0);
+  r.cron = std::move(expression);
+  r.time_zone = std::move(time_zone);
+  return r;
+}
+
 void scheduler::check_id(const std::string& id) {
   if (id.empty()) throw std::invalid_argument("chronopool::durable::scheduler: empty schedule id");
 }
@@ -202,5 +228,71 @@ void scheduler::initiate_backfill(std::string id, std::int64_t from_ms, std::int
 }
 
 void scheduler::initiate_time(put_handler h) { impl_->server_time(std::move(h)); }
+
+void scheduler::initiate_put_cron(detail::put_request r, put_handler h) { impl_->put_cron(std::move(r), std::move(h)); }
+
+void scheduler::initiate_upsert(std::vector<schedule_spec> specs, upsert_handler h) {
+  // Each spec checked as its single call would check it, each refusal
+  // naming the parameter and its value; refused specs are not sent.
+  std::vector<detail::put_request> requests;
+  std::vector<upsert_result> results(specs.size());
+  std::vector<std::size_t> sent;  // for each request, its spec's index
+  requests.reserve(specs.size());
+  sent.reserve(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    schedule_spec& s = specs[i];
+    results[i].id = s.id;
+    const auto refuse = [&](const std::string& why) {
+      throw std::invalid_argument("chronopool::durable::scheduler::async_upsert_schedules: schedule '" +
+                                  printable(s.id) + "': " + why);
+    };
+    try {
+      if (s.delay.count() < 0)
+        refuse("schedule_spec.delay must not be negative, got " + std::to_string(s.delay.count()) + " ms");
+      const bool absolute = s.start.has_value();
+      const std::int64_t at_ms = absolute ? detail::clamp_time_ms(*s.start) : detail::clamp_delay_ms(s.delay);
+      if (s.kind != schedule_kind::cron && !s.cron.empty())
+        refuse("schedule_spec.cron '" + printable(s.cron) + "' is set, but kind is not cron");
+      switch (s.kind) {
+        case schedule_kind::one_shot:
+          if (s.period.count() != 0)
+            refuse("schedule_spec.period must be 0 for a one-shot, got " + std::to_string(s.period.count()) + " ms");
+          requests.push_back(make_request(std::move(s.id), std::move(s.task), std::move(s.payload),
+                                          detail::schedule_kind::once, s.options, absolute, at_ms, 0));
+          break;
+        case schedule_kind::fixed_rate:
+        case schedule_kind::fixed_delay: {
+          if (s.period.count() < 1)
+            refuse("schedule_spec.period must be at least 1 ms, got " + std::to_string(s.period.count()) + " ms");
+          if (s.kind == schedule_kind::fixed_delay && absolute)
+            refuse("schedule_spec.start must be empty for a fixed-delay schedule (it starts after delay)");
+          requests.push_back(make_request(std::move(s.id), std::move(s.task), std::move(s.payload),
+                                          s.kind == schedule_kind::fixed_rate ? detail::schedule_kind::fixed_rate
+                                                                              : detail::schedule_kind::fixed_delay,
+                                          s.options, absolute, at_ms, detail::clamp_delay_ms(s.period)));
+          break;
+        }
+        case schedule_kind::cron:
+          // A cron expression is its own period: a fixed one beside it
+          // would be a second schedule to reconcile.
+          if (s.period.count() != 0)
+            refuse("schedule_spec.period must be 0 for a cron schedule (its expression '" + printable(s.cron) +
+                   "' sets the times), got " + std::to_string(s.period.count()) + " ms");
+          if (absolute || s.delay.count() != 0)
+            refuse("schedule_spec.start and delay must be empty for a cron schedule (it starts at the first "
+                   "instant after Redis's now)");
+          if (s.cron.empty()) refuse("schedule_spec.cron must not be empty for a cron schedule");
+          requests.push_back(make_cron_request(std::move(s.id), std::move(s.task), std::move(s.payload),
+                                               std::move(s.cron), std::move(s.time_zone), s.options));
+          break;
+      }
+      sent.push_back(i);
+    } catch (const std::invalid_argument& e) {
+      results[i].outcome = upsert_outcome::failed;
+      results[i].error = e.what();
+    }
+  }
+  impl_->upsert(std::move(requests), std::move(sent), std::move(results), std::move(h));
+}
 
 }  // namespace chronopool::durable

@@ -48,6 +48,7 @@ void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
   auto st = std::make_shared<running_fire>();
   st->fire = std::move(f);
   st->local_expiry = sent + options_.lease;
+  st->claimed_at = clock::now();
   handler_ptr h;
   {
     std::lock_guard lk(mutex_);
@@ -174,13 +175,17 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
   // generator alike for every call, so the draw is made here.
   std::uniform_int_distribution<std::uint32_t> jitter(0, 1000000);
   const std::uint32_t draw = jitter(jitter_);
+  // A cron fire's next instants, computed once: a retry of the request
+  // carries the same plan (Redis's clock still chooses among them).
+  const std::optional<cron_plan> plan = plan_for(*st);
+  const cron_plan* p = plan ? &*plan : nullptr;
   while (!closing_) {
     // Built before co_await: g++ 12 destroys a ?: temporary twice across a suspension.
     std::vector<std::string> call;
     if (ok)
-      call = ack_call(keys_, st->fire.id, st->fire.token, st->fire.epoch);
+      call = ack_call(keys_, st->fire.id, st->fire.token, st->fire.epoch, p);
     else
-      call = nack_call(keys_, st->fire.id, st->fire.token, draw, error_text, st->fire.epoch);
+      call = nack_call(keys_, st->fire.id, st->fire.token, draw, error_text, st->fire.epoch, p);
     auto [ec, v] = co_await exec(std::move(call));
     if (!ec) {
       if (ok) {

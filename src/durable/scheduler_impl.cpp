@@ -44,30 +44,6 @@ std::string default_owner() {
   return fmt::format("{}:{}:{:08x}", host, ::getpid(), rd());
 }
 
-// Completes a user's operation through its associated executor; `work` has
-// kept that executor busy meanwhile. Called on the control thread, never
-// inside the initiating call, so dispatch cannot run the handler inline in
-// its initiator.
-template <class Handler, class... Args>
-void complete(Handler h, asio::any_completion_executor work, Args... args) {
-  asio::dispatch(std::move(work), asio::append(std::move(h), std::move(args)...));
-}
-
-// The same when the scheduler is closed and the control thread may be gone:
-// hop through the work executor first, which may not run it inline.
-template <class Handler, class... Args>
-void complete_later(const asio::any_io_executor& via, Handler h, asio::any_completion_executor work,
-                    Args... args) {
-  asio::post(via, [h = std::move(h), work = std::move(work), args...]() mutable {
-    complete(std::move(h), std::move(work), std::move(args)...);
-  });
-}
-
-template <class Handler>
-asio::any_completion_executor track(const Handler& h, const asio::any_io_executor& fallback) {
-  return asio::prefer(asio::get_associated_executor(h, fallback), asio::execution::outstanding_work.tracked);
-}
-
 }  // namespace
 
 scheduler_impl::scheduler_impl(executor_type work, scheduler_options options)
@@ -307,11 +283,6 @@ void scheduler_impl::pause(std::string id, bool paused, cancel_handler h) {
 void scheduler_impl::trigger_now(std::string id, trigger_handler h) {
   request(trigger_call(keys_, id), std::move(h), triggered_fire{},
           [id](const redis_value& v, triggered_fire& out) { return parse_trigger(v, id, out); });
-}
-
-void scheduler_impl::backfill(std::string id, std::int64_t from_ms, std::int64_t to_ms, backfill_handler h) {
-  request(backfill_call(keys_, id, from_ms, to_ms), std::move(h), backfill_result{},
-          [](const redis_value& v, backfill_result& out) { return parse_backfill(v, out); });
 }
 
 void scheduler_impl::server_time(put_handler h) {

@@ -17,8 +17,14 @@
 
 #include "scheduler_log.hpp"
 
+#include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/append.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -28,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -42,6 +49,33 @@
 namespace chronopool::durable::detail {
 
 class scheduler_impl;
+
+/// Completes a user's operation through its associated executor; `work` has
+/// kept that executor busy meanwhile. Called on the control thread, never
+/// inside the initiating call, so dispatch cannot run the handler inline in
+/// its initiator.
+template <class Handler, class... Args>
+void complete(Handler h, boost::asio::any_completion_executor work, Args... args) {
+  boost::asio::dispatch(std::move(work), boost::asio::append(std::move(h), std::move(args)...));
+}
+
+/// The same when the scheduler is closed and the control thread may be gone:
+/// hop through the work executor first, which may not run it inline.
+template <class Handler, class... Args>
+void complete_later(const boost::asio::any_io_executor& via, Handler h, boost::asio::any_completion_executor work,
+                    Args... args) {
+  boost::asio::post(via, [h = std::move(h), work = std::move(work), args...]() mutable {
+    complete(std::move(h), std::move(work), std::move(args)...);
+  });
+}
+
+/// The handler's associated executor (else `fallback`), kept busy until
+/// the operation completes.
+template <class Handler>
+boost::asio::any_completion_executor track(const Handler& h, const boost::asio::any_io_executor& fallback) {
+  return boost::asio::prefer(boost::asio::get_associated_executor(h, fallback),
+                             boost::asio::execution::outstanding_work.tracked);
+}
 
 /// The scheduler whose fire handler is running on this thread, if any:
 /// stop() from inside a handler would wait for that very handler.
@@ -61,6 +95,8 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   using inspect_handler = boost::asio::any_completion_handler<void(boost::system::error_code, schedule_details)>;
   using trigger_handler = boost::asio::any_completion_handler<void(boost::system::error_code, triggered_fire)>;
   using backfill_handler = boost::asio::any_completion_handler<void(boost::system::error_code, backfill_result)>;
+  using upsert_handler =
+      boost::asio::any_completion_handler<void(boost::system::error_code, std::vector<upsert_result>)>;
   // A task name's handler with its options, shared with the fires running it.
   struct registered_handler {
     scheduler::task_handler fn;
@@ -96,6 +132,13 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   void trigger_now(std::string id, trigger_handler h);
   void backfill(std::string id, std::int64_t from_ms, std::int64_t to_ms, backfill_handler h);
   void server_time(put_handler h);
+  // scheduler_cron.cpp: cron schedules and bulk upserts.
+  /// A cron schedule: its first instant after Redis's TIME, then cp_put.
+  void put_cron(put_request r, put_handler h);
+  /// requests[k] is the schedule of results[sent[k]]; results of specs
+  /// refused already are filled in.
+  void upsert(std::vector<put_request> requests, std::vector<std::size_t> sent, std::vector<upsert_result> results,
+              upsert_handler h);
 
  private:
   using clock = std::chrono::steady_clock;
@@ -106,6 +149,7 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
     claimed_fire fire;
     std::stop_source stop;
     clock::time_point local_expiry;  // conservative: measured from the request's send time
+    clock::time_point claimed_at;    // when the claim's reply came: Redis's now >= claimed_ms + the time since
     bool lost = false;               // ctl: its lease was lost (counted once, handler told to stop)
     bool finishing = false;          // ctl: its ack or nack has been sent
     // Whether the handler may still start: queued until the work executor
@@ -168,6 +212,20 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   boost::asio::awaitable<void> wait_for_wake(clock::time_point until);
   void wake_claims();
   clock::duration next_backoff(clock::duration& current);
+
+  // scheduler_cron.cpp: a cron fire's plan for its ack or nack: the next
+  // instants from its due and from a lower bound of Redis's now (see
+  // library.lua, "Cron"); empty for other fires.
+  std::optional<cron_plan> plan_for(const running_fire& st) const;
+  // A cron schedule's instants in [from_ms, to_ms), at most max_backfill + 1.
+  static std::vector<std::int64_t> cron_instants(const cron_backfill_ask& ask, std::int64_t from_ms,
+                                                 std::int64_t to_ms);
+  boost::asio::awaitable<void> backfill_op(std::string id, std::int64_t from_ms, std::int64_t to_ms,
+                                           backfill_handler h, boost::asio::any_completion_executor work);
+  boost::asio::awaitable<void> put_cron_op(put_request r, put_handler h, boost::asio::any_completion_executor work);
+  boost::asio::awaitable<void> upsert_op(std::vector<put_request> requests, std::vector<std::size_t> sent,
+                                         std::vector<upsert_result> results, upsert_handler h,
+                                         boost::asio::any_completion_executor work);
 
   // scheduler_fires.cpp: runs a claimed fire's handler on the work executor.
   void dispatch(claimed_fire f, clock::time_point sent);

@@ -19,6 +19,7 @@ enum class schedule_kind {
   one_shot,     ///< a single occurrence (async_schedule, async_schedule_at)
   fixed_rate,   ///< occurrences at first + k period
   fixed_delay,  ///< each occurrence a period after the previous one was acknowledged
+  cron,         ///< the instants of a cron expression in an IANA time zone (scheduler::async_schedule_cron)
 };
 
 /// Where a schedule stands.
@@ -32,8 +33,10 @@ enum class schedule_state {
 struct schedule_summary {
   std::string id;    ///< the schedule's id
   std::string task;  ///< its task name
-  schedule_kind kind = schedule_kind::one_shot;  ///< one-shot, fixed rate or fixed delay
-  std::chrono::milliseconds period{0};  ///< the period or delay (zero for a one-shot)
+  schedule_kind kind = schedule_kind::one_shot;  ///< one-shot, fixed rate, fixed delay or cron
+  std::chrono::milliseconds period{0};  ///< the period or delay (zero for a one-shot and a cron schedule)
+  std::string cron;       ///< a cron schedule's expression, as given; else empty
+  std::string time_zone;  ///< a cron schedule's IANA time zone; else empty
   /// The pending periodic occurrence's nominal time (Redis's clock): what
   /// its fire id names; extra fires are not counted here.
   std::chrono::system_clock::time_point next_due;

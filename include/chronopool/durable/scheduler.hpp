@@ -3,7 +3,7 @@
 /// \file
 /// chronopool::durable::scheduler — schedules kept in Redis, shared by a fleet.
 ///
-/// Schedules (one-shot, fixed rate, fixed delay) live in Redis under one
+/// Schedules (one-shot, fixed rate, fixed delay, cron in a time zone) live in Redis under one
 /// namespace; every process running a scheduler on that namespace claims
 /// due fires, runs them on its work executor (a scheduled_thread_pool, an
 /// io_context, ...) and acknowledges them. The guarantee: every fire runs at
@@ -18,6 +18,7 @@
 #include <chronopool/durable/error.hpp>
 #include <chronopool/durable/fire_context.hpp>
 #include <chronopool/durable/schedule_info.hpp>
+#include <chronopool/durable/schedule_spec.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
 #include <chronopool/latency_histogram.hpp>
 
@@ -260,6 +261,54 @@ class scheduler {
                std::forward<Token>(token));
   }
 
+  /// Cron: occurrences at the instants of a cron expression read in an IANA
+  /// time zone, with chronopool::cron_schedule's syntax and DST rules (the
+  /// same code computes them). The first is the first instant after Redis's
+  /// now (read with TIME before the schedule is written); each next one is
+  /// computed from the fire's own instant by the process that finishes it,
+  /// and Redis's clock applies the misfire policy: the earliest missed
+  /// instants are made up, at most 1 (fire_once_now), 0 (skip) or
+  /// catch_up_max in a row, as cron_misfire does in process. See
+  /// docs/durable.md, "Cron schedules in a time zone".
+  /// @throws std::invalid_argument naming `expression` or `time_zone` and its
+  /// value when the expression does not parse or the zone is unknown (nothing
+  /// is written).
+  /// @par Completion Signature
+  /// @code void(error_code, time_point first_due) @endcode
+  template <class Token>
+  auto async_schedule_cron(std::string id, std::string task, std::string payload, std::string expression,
+                           std::string time_zone, schedule_options options, Token&& token) {
+    detail::put_request r = make_cron_request(std::move(id), std::move(task), std::move(payload),
+                                              std::move(expression), std::move(time_zone), options);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, time_point)>(
+        [this](auto handler, detail::put_request req) {
+          initiate_put_cron(std::move(req), put_handler(std::move(handler)));
+        },
+        token, std::move(r));
+  }
+
+  /// Creates or upserts many schedules, of any kinds, in few requests: one
+  /// function call per 500 schedules, up to four in flight (plus one TIME
+  /// read when some are cron schedules), each schedule as its single call would (each spec's
+  /// schedule_options::replace and update apply). Every spec gets its own
+  /// result, in order: a spec refused here (bad parameters, named with
+  /// their values) or by Redis (an existing id without replace or update)
+  /// fails alone, and nothing of it is written; the others are not
+  /// affected. A request that fails (Redis unreachable) completes with its
+  /// error; the results then say which specs were written (calls
+  /// answered), which may have been ("not confirmed": sent, no reply) and
+  /// which were not sent.
+  /// @par Completion Signature
+  /// @code void(error_code, std::vector<upsert_result>) @endcode
+  template <class Token>
+  auto async_upsert_schedules(std::vector<schedule_spec> specs, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<upsert_result>)>(
+        [this](auto handler, std::vector<schedule_spec> s) {
+          initiate_upsert(std::move(s), upsert_handler(std::move(handler)));
+        },
+        token, std::move(specs));
+  }
+
   /// Deletes a schedule with its pending occurrence, its extra fires, its
   /// history and its pause (a paused schedule is deleted like any other;
   /// its dead letters stay). A fire of it that is running now finishes, but
@@ -352,7 +401,9 @@ class scheduler {
   /// Runs the occurrences of a periodic schedule in [from, to) once each,
   /// as extra fires, oldest first, without moving the schedule: those on
   /// the grid of its pending occurrence (next_due + k period: a fixed-rate
-  /// schedule's own grid) and before it (it runs the later ones itself).
+  /// schedule's own grid), or a cron schedule's instants (computed here with
+  /// its expression and zone: one call more), and before its pending
+  /// occurrence (it runs the later ones itself).
   /// Each has the fire id it would have had ("<id>@<ms>"), so handlers that
   /// deduplicate on fire ids skip what already ran. An occurrence waiting
   /// already is not added twice. At most 1000 occurrences per call.
@@ -437,6 +488,8 @@ class scheduler {
   using inspect_handler = boost::asio::any_completion_handler<void(boost::system::error_code, schedule_details)>;
   using trigger_handler = boost::asio::any_completion_handler<void(boost::system::error_code, triggered_fire)>;
   using backfill_handler = boost::asio::any_completion_handler<void(boost::system::error_code, backfill_result)>;
+  using upsert_handler =
+      boost::asio::any_completion_handler<void(boost::system::error_code, std::vector<upsert_result>)>;
 
   template <class Token>
   auto put(detail::put_request r, Token&& token) {
@@ -459,6 +512,10 @@ class scheduler {
   static detail::put_request make_request(std::string id, std::string task, std::string payload,
                                           detail::schedule_kind kind, const schedule_options& o, bool absolute,
                                           std::int64_t at_ms, std::int64_t period_ms);
+  /// Checks a cron schedule's parameters (the expression and zone parse).
+  static detail::put_request make_cron_request(std::string id, std::string task, std::string payload,
+                                               std::string expression, std::string time_zone,
+                                               const schedule_options& o);
   static void check_id(const std::string& id);
   static void check_limit(std::size_t limit);
   static void check_list_limit(std::size_t limit);
@@ -475,6 +532,8 @@ class scheduler {
   void initiate_trigger(std::string id, trigger_handler h);
   void initiate_backfill(std::string id, std::int64_t from_ms, std::int64_t to_ms, backfill_handler h);
   void initiate_time(put_handler h);
+  void initiate_put_cron(detail::put_request r, put_handler h);
+  void initiate_upsert(std::vector<schedule_spec> specs, upsert_handler h);
 
   std::shared_ptr<detail::scheduler_impl> impl_;
 };

@@ -21,7 +21,10 @@ struct fire_context;
 
 /// What a periodic schedule does when it finds a whole period or more
 /// missed (after an outage, or when no worker was running). One-shots
-/// always fire.
+/// always fire. A cron schedule (scheduler::async_schedule_cron) runs its
+/// pending instant however late, then makes up the *earliest* missed
+/// instants, at most 1, 0 or catch_up_max in a row, as chronopool's
+/// cron_misfire does in process, before the first instant still ahead.
 enum class misfire_policy {
   /// Fire once now for the latest missed occurrence, then continue on the
   /// schedule (Quartz's "fire now"). The default.

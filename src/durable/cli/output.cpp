@@ -19,6 +19,7 @@ const char* kind_name(schedule_kind k) {
     case schedule_kind::one_shot: return "one-shot";
     case schedule_kind::fixed_rate: return "fixed-rate";
     case schedule_kind::fixed_delay: return "fixed-delay";
+    case schedule_kind::cron: return "cron";
   }
   return "?";
 }
@@ -58,6 +59,12 @@ std::string cell(std::string_view s) {
   return out;
 }
 
+// The PERIOD column: a cron schedule's expression and zone stand for its period.
+std::string when_text(const schedule_summary& s) {
+  if (s.kind == schedule_kind::cron) return cell(s.cron + " " + s.time_zone);
+  return period_text(s.period);
+}
+
 // Rows under a header, each column as wide as its widest cell.
 void table(std::FILE* out, const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(header.size());
@@ -79,14 +86,17 @@ void table(std::FILE* out, const std::vector<std::string>& header, const std::ve
 std::string summary_json(const schedule_summary& s) {
   return fmt::format(
       "{{\"id\":{},\"task\":{},\"kind\":\"{}\",\"period_ms\":{},\"next_due\":\"{}\",\"eligible\":{},\"state\":\"{}\","
-      "\"attempts\":{},\"extra_fires\":{}}}",
+      "\"attempts\":{},\"extra_fires\":{}{}}}",
       json_string(s.id), json_string(s.task), kind_name(s.kind), s.period.count(), format_time(s.next_due),
       s.eligible ? "\"" + format_time(*s.eligible) + "\"" : std::string("null"), state_name(s.state), s.attempts,
-      s.extra_fires);
+      s.extra_fires,
+      s.kind == schedule_kind::cron
+          ? fmt::format(",\"cron\":{},\"time_zone\":{}", json_string(s.cron), json_string(s.time_zone))
+          : std::string());
 }
 
 std::vector<std::string> summary_row(const schedule_summary& s) {
-  return {cell(s.id),         cell(s.task),         kind_name(s.kind),          period_text(s.period),
+  return {cell(s.id),         cell(s.task),         kind_name(s.kind),          when_text(s),
           format_time(s.next_due), state_name(s.state), std::to_string(s.attempts), std::to_string(s.extra_fires)};
 }
 
@@ -147,7 +157,7 @@ void printer::details(const schedule_details& d) {
     return;
   }
   fmt::print(out_, "id:            {}\ntask:          {}\nkind:          {}\nperiod:        {}\n", cell(s.id),
-             cell(s.task), kind_name(s.kind), period_text(s.period));
+             cell(s.task), kind_name(s.kind), when_text(s));
   fmt::print(out_, "state:         {}\nnext due:      {}\neligible:      {}\nattempts:      {}\n", state_name(s.state),
              format_time(s.next_due), s.eligible ? format_time(*s.eligible) : "-", s.attempts);
   fmt::print(out_, "created:       {}\nruns:          {}\nfailures:      {}\ndead letters:  {}\n", format_time(d.created),

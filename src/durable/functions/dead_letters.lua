@@ -4,7 +4,7 @@
 -- chronopool's Redis function library, part 4 of 6 (see library.lua for the
 -- keys and the rules): dead letters, listed, re-driven and deleted.
 
--- cp_dead_list_v4: up to n dead letters, oldest first, each a flat list of
+-- cp_dead_list_v5: up to n dead letters, oldest first, each a flat list of
 -- fields: schedule, fire, task, due, attempts, error, at (no payload).
 -- ARGV: n
 local function dead_list(keys, args)
@@ -19,7 +19,7 @@ local function dead_list(keys, args)
   return out
 end
 
--- cp_dead_redrive_v4: runs a dead letter again, as a one-shot schedule due
+-- cp_dead_redrive_v5: runs a dead letter again, as a one-shot schedule due
 -- at the occurrence's time (so at once) with a fresh count of attempts and
 -- the same failure policy. It takes the schedule's own id when that is free
 -- (a dead-lettered one-shot comes back with its fire id), else the fire id
@@ -49,7 +49,7 @@ local function dead_redrive(keys, args)
   return id
 end
 
--- cp_dead_delete_v4: deletes a dead letter. ARGV: fire. Returns 1 if it existed.
+-- cp_dead_delete_v5: deletes a dead letter. ARGV: fire. Returns 1 if it existed.
 local function dead_delete(keys, args)
   local p = prefix_of(keys)
   redis.call('ZREM', p .. 'dead', args[1])

@@ -32,11 +32,13 @@ local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now, x
   return fire
 end
 
--- cp_claim_v4: returns expired leases to the due set, then leases up to n
+-- cp_claim_v5: returns expired leases to the due set, then leases up to n
 -- (at most 1000) due fires to `owner` for lease_ms.
 -- ARGV: owner, lease_ms, n
 -- Returns {now, next_event, epoch, fire...}, each fire {id, due, token,
--- attempt, task, payload, lease_expiry}; next_event is -1 when nothing is
+-- attempt, task, payload, lease_expiry} and, of a cron schedule, its cron
+-- expression and zone after those (the acknowledging process computes the
+-- next instants with them, see "Cron"); next_event is -1 when nothing is
 -- scheduled; epoch is the namespace's (created here when missing).
 -- A fire whose last allowed attempt's lease ran out is dead-lettered here;
 -- an expired lease is recorded in its schedule's history. A paused schedule's expired lease does not go back.
@@ -86,7 +88,8 @@ local function claim(keys, args)
       token = token + 1
       local skey = p .. 's:' .. id
       local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'due', 'misfire',
-                           'catch_up', 'lease_due', 'lease_attempt', 'max_attempts', 'lease_x', 'xnext')
+                           'catch_up', 'lease_due', 'lease_attempt', 'max_attempts', 'lease_x', 'xnext',
+                           'cron', 'tz', 'cnext')
       if f[1] then
         local due = tonumber(f[5])
         local extra = false
@@ -101,25 +104,35 @@ local function claim(keys, args)
         elseif not retried and f[12] and tonumber(f[12]) <= now and tonumber(f[12]) < due then
           extra, due = true, tonumber(f[12])  -- the earlier by nominal time goes first
         end
-        if f[3] ~= 'once' and not retried and not extra then
+        -- A cron schedule's misfires are decided when its fires finish
+        -- (cron_next), from instants a process computed.
+        if f[3] ~= 'once' and f[3] ~= 'cron' and not retried and not extra then
           due = apply_misfire(p, id, f[3], tonumber(f[4]), f[6], tonumber(f[7]), due, now, f[12])
         end
         local attempt = 1
         if retried then attempt = tonumber(f[9]) + 1 end
         -- A lease that ran out on the last attempt (its process died or
         -- stalled, every time) dead-letters the occurrence like a failure.
-        if retried and attempt > tonumber(f[10] or default_policy.max_attempts) then
+        -- A cron schedule moves on to cnext here; without one (nobody
+        -- computed it since Lua last moved it) the fire gets one more attempt,
+        -- whose ack or nack brings the instants.
+        if retried and attempt > tonumber(f[10] or default_policy.max_attempts) and
+           (f[3] ~= 'cron' or extra or (f[15] and tonumber(f[15]) > due)) then
           dead_letter(p, id, due, attempt - 1, 'the lease of attempt ' .. fmt(attempt - 1) ..
                       ' ran out (its process died, stalled or stopped)', now)
           due = nil
         end
         if due ~= nil then
-          -- The expiry lives in the inflight set only; cp_get_v4 reports it.
+          -- The expiry lives in the inflight set only; cp_get_v5 reports it.
           redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
                      'lease_attempt', attempt, 'lease_x', extra and '1' or '0')
           leased[#leased + 1] = expiry
           leased[#leased + 1] = id
-          out[#out + 1] = {id, due, token, attempt, f[1], f[2], expiry}
+          if f[13] then
+            out[#out + 1] = {id, due, token, attempt, f[1], f[2], expiry, f[13], f[14]}
+          else
+            out[#out + 1] = {id, due, token, attempt, f[1], f[2], expiry}
+          end
         end
       end
     end
@@ -139,12 +152,13 @@ local function lease_due(p, id, token)
   return tonumber(l[2])
 end
 
--- cp_ack_v4: the fire holding `token` is done, and recorded in the
+-- cp_ack_v5: the fire holding `token` is done, and recorded in the
 -- schedule's history. A periodic schedule
 -- gets its next occurrence (rate: due + period; delay: now + period) unless
 -- the fire was an extra one, which leaves the position as it was; a one-shot
 -- is deleted. Repeating the ack of the last acknowledged token is harmless.
--- ARGV: id, token[, epoch]
+-- ARGV: id, token[, epoch[, a, a2, j, j2]] (epoch may be empty: not
+-- checked; the four instants: a cron fire's plan, see "Cron")
 -- Returns {1, next_due} (the schedule's pending due; -1 when it ended), {0, -1} for
 -- a repeated ack or a schedule that no longer exists; error STALE when
 -- another claim superseded the token, DATA_LOST when the epoch changed.
@@ -181,19 +195,21 @@ local function ack(keys, args)
     requeue(p, id, pending, xnext, f[8])
     return {1, pending}
   end
-  local nxt = next_due(f[3], tonumber(f[4]), due, now)
+  local nxt = next_due(skey, f[3], tonumber(f[4]), due, now, plan_arg(args, 4))
+  if nxt == nil then nxt = max_time end  -- a cron fire acknowledged without a plan (see dead_letter)
   redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token, 'fires', fires)
   requeue(p, id, nxt, f[9], f[8])
   return {1, nxt}
 end
 
--- cp_nack_v4: the fire holding `token` failed (or was given back) with
+-- cp_nack_v5: the fire holding `token` failed (or was given back) with
 -- error text `err`, recorded in the schedule's history. Unless it was the
 -- schedule's last attempt, the same
 -- occurrence may be claimed again after the policy's backoff, jittered by
 -- `jitter` (0 to 1000000: the caller's random draw, as Redis seeds Lua's
 -- generator the same for every call); the last attempt dead-letters it.
--- ARGV: id, token, jitter, err[, epoch]
+-- ARGV: id, token, jitter, err[, epoch[, a, a2, j, j2]] (a cron fire's
+-- plan, for a dead letter: see "Cron")
 -- Returns {0, when it may be claimed again} or {1, next due of the schedule
 -- after the dead letter, -1 when it ended}; errors STALE and DATA_LOST as
 -- for ack.
@@ -218,7 +234,7 @@ local function nack(keys, args)
   if attempt >= tonumber(f[2] or default_policy.max_attempts) then
     record_run(p, id, keep, fmt(due), token, fmt(now), f[1], 'dead_lettered', err)
     redis.call('HSET', skey, 'failures', failures)
-    return {1, dead_letter(p, id, due, attempt, err, now)}
+    return {1, dead_letter(p, id, due, attempt, err, now, plan_arg(args, 6))}
   end
   record_run(p, id, keep, fmt(due), token, fmt(now), f[1], 'failed', err)
   local base = tonumber(f[3] or default_policy.backoff) *
@@ -238,7 +254,7 @@ local function nack(keys, args)
   return {0, at}
 end
 
--- cp_extend_v4: pushes the lease held by `token` to now + lease_ms.
+-- cp_extend_v5: pushes the lease held by `token` to now + lease_ms.
 -- ARGV: id, token, lease_ms[, epoch]
 -- Returns the new expiry; error STALE when the token lost the lease,
 -- DATA_LOST as for ack.
@@ -256,7 +272,7 @@ local function extend(keys, args)
   return expiry
 end
 
--- cp_release_v4: gives back a fire leased to `token` whose handler never
+-- cp_release_v5: gives back a fire leased to `token` whose handler never
 -- started (its process is stopping): the same occurrence may be claimed
 -- again at once, and this attempt does not count against max_attempts.
 -- ARGV: id, token[, epoch]

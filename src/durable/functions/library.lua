@@ -1,4 +1,4 @@
-#!lua name=chronopool_v4
+#!lua name=chronopool_v5
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
@@ -25,7 +25,10 @@
 --                       paused (1 while paused: then in neither due set),
 --                       xnext (the earliest extra fire, absent without one),
 --                       retry_at (when a nacked fire may run again), counts
---                       fires, failures, dead_letters, last_error
+--                       fires, failures, dead_letters, last_error;
+--                       of a cron schedule (kind cron): cron, tz (its
+--                       expression and IANA zone), cnext (the instant after
+--                       its pending occurrence) and cbudget (see "Cron")
 --   <p>ids        ZSET  every schedule id, score 0: listed in id order
 --   <p>ids_built  STRING set once the ids index holds the schedules created
 --                       before it existed (by chronopool_v3)
@@ -229,11 +232,58 @@ end
 local default_policy = {max_attempts = 5, backoff = 1000, mult = 2, backoff_max = 60000}
 local max_error_bytes = 1024
 
+-- "Never", as the processes send it (detail::max_time_ms: 2^50 ms).
+local max_time = 1125899906842624
+
+-- A cron plan sent at args[first ..]: {a, a2, j, j2} (see "Cron"), or nil.
+local function plan_arg(args, first)
+  if args[first] == nil or args[first] == '' then return nil end
+  return {to_int(args[first], 'a'), to_int(args[first + 1], 'a2'), to_int(args[first + 2], 'j'),
+          to_int(args[first + 3], 'j2')}
+end
+
+-- How many missed instants a cron schedule makes up in a streak.
+local function cron_budget(misfire, catch_up)
+  if misfire == 'skip' then return 0 end
+  if misfire == 'catch_up' then return tonumber(catch_up) or 1 end
+  return 1
+end
+
+-- The next occurrence of cron schedule `skey` after its occurrence `due`
+-- finished at `now`, from `plan` (see "Cron"); without a plan, the stored
+-- cnext when it lies after due (nil otherwise). Keeps cnext and cbudget up
+-- to date.
+local function cron_next(skey, due, now, plan)
+  local c = redis.call('HMGET', skey, 'misfire', 'catch_up', 'cbudget', 'cnext')
+  if plan == nil then
+    redis.call('HDEL', skey, 'cnext', 'cbudget')
+    local n = tonumber(c[4])
+    if n ~= nil and n > due then return n end
+    return nil
+  end
+  local a, a2, j, j2 = plan[1], plan[2], plan[3], plan[4]
+  if a > now then
+    redis.call('HDEL', skey, 'cbudget')
+    redis.call('HSET', skey, 'cnext', fmt(a2))
+    return a
+  end
+  local budget = tonumber(c[3]) or cron_budget(c[1], c[2])
+  if budget > 0 then
+    redis.call('HSET', skey, 'cbudget', fmt(budget - 1), 'cnext', fmt(a2))
+    return a
+  end
+  redis.call('HDEL', skey, 'cbudget')
+  redis.call('HSET', skey, 'cnext', fmt(j2))
+  return j
+end
+
 -- The next occurrence of a periodic schedule whose occurrence `due` is
--- finished (acknowledged or dead-lettered), or nil for a one-shot.
-local function next_due(kind, period, due, now)
+-- finished (acknowledged or dead-lettered), or nil for a one-shot (and for
+-- a cron schedule whose next instant nobody computed: see cron_next).
+local function next_due(skey, kind, period, due, now, plan)
   if kind == 'rate' then return due + period end
   if kind == 'delay' then return now + period end
+  if kind == 'cron' then return cron_next(skey, due, now, plan) end
   return nil
 end
 
@@ -241,7 +291,8 @@ end
 -- letters with `attempts` and `err`. An extra fire is dropped and the
 -- schedule keeps its position; otherwise a periodic schedule gets its next
 -- occurrence, a one-shot is deleted. Returns the schedule's pending due, or -1.
-local function dead_letter(p, id, due, attempts, err, now)
+-- `plan`: a cron fire's instants (see "Cron"), nil otherwise.
+local function dead_letter(p, id, due, attempts, err, now, plan)
   local skey = p .. 's:' .. id
   local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'max_attempts', 'backoff',
                        'backoff_mult', 'backoff_max', 'lease_x', 'xnext', 'paused', 'due', 'dead_letters')
@@ -265,7 +316,11 @@ local function dead_letter(p, id, due, attempts, err, now)
     requeue(p, id, pending, xnext, f[11])
     return pending
   end
-  local nxt = next_due(f[3], tonumber(f[4]), due, now)
+  local nxt = next_due(skey, f[3], tonumber(f[4]), due, now, plan)
+  -- A cron schedule whose next instant nobody computed (claim checks
+  -- cnext before dead-lettering, and processes send a plan) would wait for
+  -- ever rather than vanish like a one-shot.
+  if nxt == nil and f[3] == 'cron' then nxt = max_time end
   if nxt == nil then
     redis.call('DEL', skey, p .. 'h:' .. id, p .. 'x:' .. id)
     redis.call('ZREM', p .. 'due', id)

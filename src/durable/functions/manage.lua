@@ -28,14 +28,15 @@ local function retrying(p, id, lease_due, lease_x, due)
 end
 
 -- One schedule as listed, {id, task, kind, period, due, state, attempts,
--- eligible, extras}, or nil when there is none. state: paused, running (a
+-- eligible, extras, cron, tz}, or nil when there is none (cron and tz are
+-- empty but for a cron schedule). state: paused, running (a
 -- fire of it is leased) or active; attempts: those of its pending
 -- occurrence (the running one, or one between retries), else 0; eligible:
 -- when it may next be claimed (-1: not waiting in the due set); extras:
 -- how many extra fires wait.
 local function summary(p, id)
   local f = redis.call('HMGET', p .. 's:' .. id, 'task', 'kind', 'period', 'due', 'paused', 'lease_due',
-                       'lease_attempt', 'lease_x', 'xnext')
+                       'lease_attempt', 'lease_x', 'xnext', 'cron', 'tz')
   if not f[1] then return nil end
   local running = redis.call('ZSCORE', p .. 'inflight', id)
   local state = 'active'
@@ -45,7 +46,7 @@ local function summary(p, id)
   local eligible = redis.call('ZSCORE', p .. 'due', id) or '-1'
   local extras = 0
   if f[9] then extras = redis.call('ZCARD', p .. 'x:' .. id) end
-  return {id, f[1], f[2], f[3], f[4], state, attempts, eligible, extras}
+  return {id, f[1], f[2], f[3], f[4], state, attempts, eligible, extras, f[10] or '', f[11] or ''}
 end
 
 -- Schedules created by chronopool_v3 are not in the ids index: the first
@@ -67,7 +68,7 @@ local function build_index(p)
   redis.call('SET', p .. 'ids_built', '1')
 end
 
--- cp_list_v4: up to n (at most 1000) schedules in id order (bytewise), those
+-- cp_list_v5: up to n (at most 1000) schedules in id order (bytewise), those
 -- whose id starts with `prefix` (empty: all), after id `after` (exclusive;
 -- empty: from the first).
 -- ARGV: prefix, after, n
@@ -97,7 +98,7 @@ local function list(keys, args)
   return {cursor, out}
 end
 
--- cp_inspect_v4: one schedule in full.
+-- cp_inspect_v5: one schedule in full.
 -- ARGV: id
 -- Returns {summary, fields, runs, extras}: the summary as listed; every
 -- field of its hash as a flat list, plus lease_expires while leased; its
@@ -124,7 +125,7 @@ local function inspect(keys, args)
   return {s, f, runs, redis.call('ZRANGE', p .. 'x:' .. id, 0, 99)}
 end
 
--- cp_pause_v4: no fire of the schedule is claimed until it is resumed; one
+-- cp_pause_v5: no fire of the schedule is claimed until it is resumed; one
 -- running now runs on (its ack records it and moves the schedule on, but
 -- does not put it back in the due set).
 -- ARGV: id. Returns 1 when paused now, 0 when it was paused already; error
@@ -141,7 +142,7 @@ local function pause(keys, args)
   return 1
 end
 
--- cp_resume_v4: a paused schedule waits to be claimed again: a fire between
+-- cp_resume_v5: a paused schedule waits to be claimed again: a fire between
 -- retries at its retry time, else its pending occurrence (or an earlier
 -- extra fire) at its time. Occurrences missed meanwhile are then handled by
 -- the claim as after an outage: the schedule's misfire policy applies.
@@ -196,13 +197,14 @@ local function add_extras(p, id, f, times)
 end
 
 local function extra_fields(p, id)
-  local f = redis.call('HMGET', p .. 's:' .. id, 'kind', 'paused', 'due', 'lease_due', 'lease_x', 'xnext', 'period')
+  local f = redis.call('HMGET', p .. 's:' .. id, 'kind', 'paused', 'due', 'lease_due', 'lease_x', 'xnext', 'period',
+                       'cron', 'tz')
   if not f[1] then not_found(id) end
   if f[1] == 'once' then not_periodic(id) end
   return f
 end
 
--- cp_trigger_v4: one extra fire of a periodic schedule, due now (its fire
+-- cp_trigger_v5: one extra fire of a periodic schedule, due now (its fire
 -- id "<id>@<now>"); the periodic occurrences keep their times. While a fire
 -- of the schedule runs, the extra one is queued behind it; while it is
 -- paused, until it is resumed.
@@ -219,12 +221,15 @@ local function trigger(keys, args)
   return {now, running}
 end
 
--- cp_backfill_v4: the occurrences of a periodic schedule in [from, to) as
+-- cp_backfill_v5: the occurrences of a periodic schedule in [from, to) as
 -- extra fires, each run once, oldest first, without moving the schedule.
 -- Occurrences lie on the grid of its pending occurrence (due + k period,
 -- which for a fixed-rate schedule is its own grid); those at or after the
 -- pending one are left out, as the schedule runs them itself.
--- ARGV: id, from, to, limit (at most 1000)
+-- A cron schedule's instants come from a process (Lua has no calendar):
+-- called without them, it answers {'cron', due, cron, tz}, and the process
+-- sends the instants in [from, min(to, due)) it computed with them.
+-- ARGV: id, from, to, limit (at most 1000)[, instant...]
 -- Returns {occurrences in the range, how many were new}; errors NOTFOUND,
 -- NOTPERIODIC, BADARG for from >= to, RANGE when more than `limit`
 -- occurrences lie in the range (nothing is enqueued then).
@@ -239,15 +244,28 @@ local function backfill(keys, args)
   local period, due = tonumber(f[7]), tonumber(f[3])
   local last = to
   if due < last then last = due end  -- exclusive
-  local first = due + math.ceil((from - due) / period) * period
   local times = {}
-  if first < last then
-    local count = math.floor((last - 1 - first) / period) + 1
-    if count > limit then
-      error({err = 'RANGE backfill of ' .. id .. ' from ' .. fmt(from) .. ' to ' .. fmt(to) .. ' ms has ' ..
-                   fmt(count) .. ' occurrences, more than ' .. fmt(limit)})
+  if f[1] == 'cron' then
+    if args[5] == nil then return {'cron', due, f[8], f[9]} end
+    -- The schedule may have moved since the process asked: keep [from, last).
+    for i = 5, #args do
+      local t = to_int(args[i], 'instant')
+      if t >= from and t < last then times[#times + 1] = t end
     end
-    for t = first, last - 1, period do times[#times + 1] = t end
+    if #times > limit then
+      error({err = 'RANGE backfill of ' .. id .. ' from ' .. fmt(from) .. ' to ' .. fmt(to) .. ' ms has ' ..
+                   fmt(#times) .. ' occurrences, more than ' .. fmt(limit)})
+    end
+  else
+    local first = due + math.ceil((from - due) / period) * period
+    if first < last then
+      local count = math.floor((last - 1 - first) / period) + 1
+      if count > limit then
+        error({err = 'RANGE backfill of ' .. id .. ' from ' .. fmt(from) .. ' to ' .. fmt(to) .. ' ms has ' ..
+                     fmt(count) .. ' occurrences, more than ' .. fmt(limit)})
+      end
+      for t = first, last - 1, period do times[#times + 1] = t end
+    end
   end
   local added = 0
   if #times > 0 then added = add_extras(p, id, f, times) end

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -127,6 +128,25 @@ BOOST_AUTO_TEST_CASE(list_and_show_print_tables_and_json) {
   BOOST_TEST(r.code == 0, r.err);
   BOOST_TEST(contains(r.out, "\"payload\":\"pl\""), r.out);
   BOOST_TEST(contains(r.out, "\"history\":[]"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(list_and_show_print_a_cron_schedules_expression_zone_and_next_due) {
+  const auto due =
+      s.async_schedule_cron("cron-1", "report", "", "30 2 * * *", "America/New_York", {}, use_future).get();
+  auto r = run({"list"});
+  BOOST_TEST(r.code == 0, r.err);
+  // The next due in UTC, as the table prints it: 02:30 in New York is 06:30 or 07:30 UTC.
+  const std::time_t t = std::chrono::system_clock::to_time_t(due);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S.000Z", &utc);
+  BOOST_TEST(contains(r.out, std::string("cron-1  report  cron  30 2 * * * America/New_York  ") + when), r.out);
+  r = run({"list", "--json"});
+  BOOST_TEST(contains(r.out, "\"kind\":\"cron\""), r.out);
+  BOOST_TEST(contains(r.out, "\"cron\":\"30 2 * * *\",\"time_zone\":\"America/New_York\""), r.out);
+  r = run({"show", "cron-1"});
+  BOOST_TEST(contains(r.out, "period:        30 2 * * * America/New_York"), r.out);
 }
 
 BOOST_AUTO_TEST_CASE(pause_resume_trigger_backfill_and_delete_change_the_schedule) {

@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(keys_share_one_hash_tag_per_namespace) {
   BOOST_TEST(ks.due_key() == "cp:{orders}:due");
   BOOST_TEST(ks.wake_channel() == "cp:{orders}:wake");
   auto call = cd::detail::claim_call(ks, "me", 30000, 8);
-  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_claim_v4", "1", "cp:{orders}:due", "me", "30000", "8"}));
+  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_claim_v5", "1", "cp:{orders}:due", "me", "30000", "8"}));
 }
 
 BOOST_AUTO_TEST_CASE(put_sends_kind_mode_and_clamped_times) {
@@ -72,9 +72,42 @@ BOOST_AUTO_TEST_CASE(put_sends_kind_mode_and_clamped_times) {
   r.options.catch_up_max = 4;
   r.options.replace = true;
   auto call = cd::detail::put_call(ks, r);
-  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_put_v4", "1", "cp:{n}:due", "a", "t", "", "delay",
+  BOOST_TEST(call == (std::vector<std::string>{"FCALL", "cp_put_v5", "1", "cp:{n}:due", "a", "t", "", "delay",
                                                "in", std::to_string(cd::detail::max_time_ms), "250",
-                                               "catch_up", "4", "1", "10"}));
+                                               "catch_up", "4", "1", "10", "", "", "", "", "", "", ""}));
+}
+
+BOOST_AUTO_TEST_CASE(put_sends_a_cron_schedules_expression_zone_and_next_instant) {
+  cd::detail::key_space ks("n");
+  cd::detail::put_request r;
+  r.id = "c";
+  r.task = "t";
+  r.kind = cd::detail::schedule_kind::cron;
+  r.absolute = true;
+  r.at_ms = 1000;
+  r.cron = "30 2 * * *";
+  r.time_zone = "America/New_York";
+  r.cron_next_ms = 2000;
+  const auto call = cd::detail::put_call(ks, r);
+  BOOST_TEST_REQUIRE(call.size() == 22u);  // FCALL, name, 1, key and the 18 arguments
+  BOOST_TEST((std::vector<std::string>(call.begin() + 7, call.begin() + 11) ==
+              std::vector<std::string>{"cron", "abs", "1000", "0"}));
+  BOOST_TEST((std::vector<std::string>(call.begin() + 19, call.end()) ==
+              std::vector<std::string>{"30 2 * * *", "America/New_York", "2000"}));
+  // Many: 18 arguments each, in order.
+  const std::vector<cd::detail::put_request> rs{r, r};
+  const auto many = cd::detail::put_many_call(ks, rs, 0, 2);
+  BOOST_TEST(many.size() == 4u + 36u);
+  BOOST_TEST(many[1] == "cp_put_many_v5");
+}
+
+BOOST_AUTO_TEST_CASE(an_ack_carries_a_cron_plan_after_the_epoch) {
+  cd::detail::key_space ks("n");
+  const cd::detail::cron_plan plan{10, 20, 30, 40};
+  BOOST_TEST((cd::detail::ack_call(ks, "c", 7, "", &plan) ==
+              std::vector<std::string>{"FCALL", "cp_ack_v5", "1", "cp:{n}:due", "c", "7", "", "10", "20", "30", "40"}));
+  BOOST_TEST((cd::detail::ack_call(ks, "c", 7) ==
+              std::vector<std::string>{"FCALL", "cp_ack_v5", "1", "cp:{n}:due", "c", "7"}));
 }
 
 BOOST_AUTO_TEST_CASE(put_sends_a_failure_policy_only_when_it_is_not_the_default) {
@@ -82,12 +115,15 @@ BOOST_AUTO_TEST_CASE(put_sends_a_failure_policy_only_when_it_is_not_the_default)
   cd::detail::put_request r;
   r.id = "a";
   r.task = "t";
-  BOOST_TEST(cd::detail::put_call(ks, r).size() == 15u);  // the default: the library's own
+  // The default, the library's own: sent empty.
+  const auto plain = cd::detail::put_call(ks, r);
+  BOOST_TEST_REQUIRE(plain.size() == 22u);
+  BOOST_TEST((std::vector<std::string>(plain.begin() + 15, plain.begin() + 19) == std::vector<std::string>(4)));
   r.failure.multiplier = 1.5;
   r.failure.max_attempts = 3;
   const auto call = cd::detail::put_call(ks, r);
-  BOOST_TEST_REQUIRE(call.size() == 19u);
-  BOOST_TEST((std::vector<std::string>(call.begin() + 15, call.end()) ==
+  BOOST_TEST_REQUIRE(call.size() == 22u);
+  BOOST_TEST((std::vector<std::string>(call.begin() + 15, call.begin() + 19) ==
               std::vector<std::string>{"3", "1000", "1.5", "60000"}));
 }
 
@@ -141,7 +177,7 @@ BOOST_AUTO_TEST_CASE(the_function_library_is_loaded_by_name_and_version) {
   BOOST_TEST_REQUIRE(call.size() == 4u);
   BOOST_TEST(call[0] == "FUNCTION");
   BOOST_TEST(call[2] == "REPLACE");
-  BOOST_TEST(call[3].rfind("#!lua name=chronopool_v4\n", 0) == 0u);
+  BOOST_TEST(call[3].rfind("#!lua name=chronopool_v5\n", 0) == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

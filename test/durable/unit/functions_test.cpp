@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-// The chronopool_v4 Redis function library, called directly on a real Redis:
+// The chronopool_v5 Redis function library, called directly on a real Redis:
 // claim / ack / nack / extend / cancel semantics, fencing tokens, misfire
 // policies and the wake channel.
 #include <boost/test/unit_test.hpp>
@@ -47,7 +47,7 @@ struct library_fixture {
   }
 
   std::int64_t server_now() {
-    auto v = redis.exec({"FCALL", "cp_time_v4", "1", ks.due_key()});
+    auto v = redis.exec({"FCALL", "cp_time_v5", "1", ks.due_key()});
     BOOST_TEST_REQUIRE(v.is_integer());
     return v.integer;
   }

@@ -32,7 +32,7 @@ class key_space {
   std::string prefix_;
 };
 
-enum class schedule_kind { once, fixed_rate, fixed_delay };
+enum class schedule_kind { once, fixed_rate, fixed_delay, cron };
 
 /// Deadlines travel as milliseconds since the Unix epoch on the server's
 /// clock. Lua numbers are doubles, so everything is kept below 2^50 ms
@@ -57,6 +57,11 @@ struct put_request {
   bool absolute = false;     ///< at_ms is a time point (else a delay from the server's now)
   std::int64_t at_ms = 0;
   std::int64_t period_ms = 0;
+  /// kind cron: the expression and its IANA zone (checked by the caller),
+  /// and the instant after at_ms (at_ms: the first after Redis's now).
+  std::string cron;
+  std::string time_zone;
+  std::int64_t cron_next_ms = 0;
   schedule_options options;
   /// The failure policy sent: options.failure, or the scheduler's default.
   failure_policy failure;
@@ -72,6 +77,25 @@ struct claimed_fire {
   std::int64_t lease_expiry_ms = 0;
   std::string epoch;  ///< the namespace's epoch it was claimed in
   std::int64_t claimed_ms = 0;  ///< Redis's time at the claim (its claim lag: claimed_ms - due_ms)
+  std::string cron;       ///< of a cron schedule: its expression, else empty
+  std::string time_zone;  ///< of a cron schedule: its IANA zone
+};
+
+/// What an ack or nack of a cron fire tells the library (library.lua,
+/// "Cron"): instants computed here with the shared cron code, among which
+/// Redis's clock chooses the schedule's next occurrence. max_time_ms: none.
+struct cron_plan {
+  std::int64_t after_due = 0;        ///< a: the first instant after the fire's due
+  std::int64_t after_after_due = 0;  ///< a2: the one after a
+  std::int64_t after_now = 0;        ///< j: the first after a lower bound of Redis's now
+  std::int64_t after_after_now = 0;  ///< j2: the one after j
+};
+
+/// One item's reply of cp_put_many_v5.
+struct put_many_item {
+  std::string outcome;  ///< created, replaced, updated, unchanged, or error
+  std::int64_t due_ms = 0;
+  std::string error_text;  ///< the library's text when outcome is error
 };
 
 struct claim_result {
@@ -82,7 +106,10 @@ struct claim_result {
 };
 
 /// The name the library registers ("#!lua name=...").
-inline constexpr const char library_name[] = "chronopool_v4";
+inline constexpr const char library_name[] = "chronopool_v5";
+
+/// Schedules per cp_put_many_v5 call (each takes 18 arguments).
+inline constexpr std::size_t put_many_batch = 500;
 
 /// The longest error text a nack carries to Redis (longer texts are cut).
 inline constexpr std::size_t max_error_bytes = 1024;
@@ -100,11 +127,15 @@ std::vector<std::string> claim_call(const key_space& ks, std::string_view owner,
 /// `epoch`: the one the fire was claimed in; the ack (nack, extension)
 /// fails with data_lost when the namespace's is another. Empty: not checked.
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                  std::string_view epoch = {});
+                                  std::string_view epoch = {}, const cron_plan* plan = nullptr);
+/// cp_put_many_v5 of requests [first, last) of `rs`.
+std::vector<std::string> put_many_call(const key_space& ks, const std::vector<put_request>& rs, std::size_t first,
+                                       std::size_t last);
 /// `jitter` in [0, 1000000]: where in [b/2, b] the backoff b lands;
 /// `error_text` is cut to max_error_bytes.
 std::vector<std::string> nack_call(const key_space& ks, std::string_view id, std::uint64_t token,
-                                   std::uint32_t jitter, std::string_view error_text, std::string_view epoch = {});
+                                   std::uint32_t jitter, std::string_view error_text, std::string_view epoch = {},
+                                   const cron_plan* plan = nullptr);
 std::vector<std::string> extend_call(const key_space& ks, std::string_view id,
                                      std::uint64_t token, std::int64_t lease_ms, std::string_view epoch = {});
 /// Gives back a claimed fire that never started, without counting an attempt.
@@ -124,9 +155,11 @@ std::vector<std::string> inspect_call(const key_space& ks, std::string_view id);
 std::vector<std::string> pause_call(const key_space& ks, std::string_view id);
 std::vector<std::string> resume_call(const key_space& ks, std::string_view id);
 std::vector<std::string> trigger_call(const key_space& ks, std::string_view id);
-/// [from_ms, to_ms), at most `limit` occurrences.
+/// [from_ms, to_ms), at most `limit` occurrences; `instants`: a cron
+/// schedule's, computed here (see parse_backfill).
 std::vector<std::string> backfill_call(const key_space& ks, std::string_view id, std::int64_t from_ms,
-                                       std::int64_t to_ms, std::size_t limit = max_backfill);
+                                       std::int64_t to_ms, std::size_t limit = max_backfill,
+                                       const std::vector<std::int64_t>& instants = {});
 std::vector<std::string> time_call(const key_space& ks);
 
 /// Maps an error reply of the library to an error_code: "STALE ..." to
@@ -144,24 +177,35 @@ boost::system::error_code parse_claim(const redis_value& v, claim_result& out);
 boost::system::error_code parse_put(const redis_value& v, std::int64_t& due_ms);
 /// cp_ack_v1: `acked` is false for a repeated ack or a schedule that is gone.
 boost::system::error_code parse_ack(const redis_value& v, bool& acked, std::int64_t& next_due_ms);
-/// cp_nack_v4: `dead` when the fire was dead-lettered; `at` is then the
+/// cp_nack_v5: `dead` when the fire was dead-lettered; `at` is then the
 /// schedule's next due (-1: it ended), else when the fire may run again.
 boost::system::error_code parse_nack(const redis_value& v, bool& dead, std::int64_t& at);
-/// cp_dead_list_v4.
+/// cp_dead_list_v5.
 boost::system::error_code parse_dead_list(const redis_value& v, std::vector<dead_letter>& out);
 /// A single text reply (re-drive: the schedule id created, empty for none).
 boost::system::error_code parse_text(const redis_value& v, std::string& out);
 /// A single integer reply (extend, cancel, deleting a dead letter, pause,
 /// resume, time).
 boost::system::error_code parse_integer(const redis_value& v, std::int64_t& out);
-/// cp_list_v4.
+/// cp_list_v5.
 boost::system::error_code parse_list(const redis_value& v, schedule_page& out);
-/// cp_inspect_v4.
+/// cp_inspect_v5.
 boost::system::error_code parse_inspect(const redis_value& v, schedule_details& out);
-/// cp_trigger_v4 of schedule `id`.
+/// cp_trigger_v5 of schedule `id`.
 boost::system::error_code parse_trigger(const redis_value& v, std::string_view id, triggered_fire& out);
-/// cp_backfill_v4.
-boost::system::error_code parse_backfill(const redis_value& v, backfill_result& out);
+/// A cron schedule's backfill needs its instants: cp_backfill_v5 called
+/// without them answers with these.
+struct cron_backfill_ask {
+  bool asked = false;
+  std::int64_t due_ms = 0;  ///< the pending occurrence: instants before it only
+  std::string cron;
+  std::string time_zone;
+};
+/// cp_backfill_v5; `ask` is filled (and out left alone) when the library
+/// asks for a cron schedule's instants.
+boost::system::error_code parse_backfill(const redis_value& v, backfill_result& out, cron_backfill_ask* ask = nullptr);
+/// cp_put_many_v5: one entry per item sent, in order.
+boost::system::error_code parse_put_many(const redis_value& v, std::vector<put_many_item>& out);
 /// One history entry, "<due> <token> <finished> <attempt> <outcome> <error>",
 /// of schedule `id`; false when it does not have that shape.
 bool parse_run_record(std::string_view entry, std::string_view id, run_record& out);
