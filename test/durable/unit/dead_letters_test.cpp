@@ -17,14 +17,11 @@
 namespace cd = chronopool::durable;
 namespace dt = chronopool::durable::test;
 using namespace std::chrono_literals;
+using dt::dead_letters;
 using dt::fast_options;
 using dt::wait_until;
 
 namespace {
-
-std::vector<cd::dead_letter> dead_letters(cd::scheduler& s) {
-  return s.async_list_dead_letters(100, boost::asio::use_future).get();
-}
 
 cd::scheduler_options failing_fast(const std::string& ns) {
   auto o = fast_options(ns, dt::test_redis_options());

@@ -23,6 +23,7 @@
 namespace cd = chronopool::durable;
 namespace dt = chronopool::durable::test;
 using namespace std::chrono_literals;
+using dt::dead_letters;
 using dt::fast_options;
 using dt::wait_until;
 using steady = std::chrono::steady_clock;
@@ -36,10 +37,6 @@ cd::failure_policy quick_policy(std::uint32_t attempts, std::chrono::millisecond
   f.multiplier = multiplier;
   f.max_backoff = 10s;
   return f;
-}
-
-std::vector<cd::dead_letter> dead_letters(cd::scheduler& s) {
-  return s.async_list_dead_letters(100, boost::asio::use_future).get();
 }
 
 // Every run a handler sees: fire id, attempt, and when it started.

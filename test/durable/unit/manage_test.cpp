@@ -54,7 +54,7 @@ struct run_log {
 };
 
 // A handler recording each run, sleeping `work` in it.
-cd::scheduler::task_handler recorder(run_log& log, std::chrono::milliseconds work = 0ms) {
+cd::scheduler::task_handler manage_recorder(run_log& log, std::chrono::milliseconds work = 0ms) {
   return [&log, work](const cd::fire_context& c) {
     const auto start = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(work);
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(schedules_created_by_the_previous_library_are_listed_too) {
 BOOST_AUTO_TEST_CASE(a_paused_schedule_is_not_claimed_and_resume_fires_once_now_for_what_it_missed) {
   cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
-  s.register_handler("job", recorder(log));
+  s.register_handler("job", manage_recorder(log));
   const auto first = server_now(s) + 100ms;
   s.async_schedule_at_fixed_rate("tick", "job", "", first, 1s, {}, use_future).get();
   BOOST_TEST(s.async_pause("tick", use_future).get());
@@ -163,7 +163,7 @@ BOOST_AUTO_TEST_CASE(a_paused_schedule_is_not_claimed_and_resume_fires_once_now_
 BOOST_AUTO_TEST_CASE(resume_skips_what_it_missed_when_the_misfire_policy_says_skip) {
   cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
-  s.register_handler("job", recorder(log));
+  s.register_handler("job", manage_recorder(log));
   const auto first = server_now(s) + 100ms;
   cd::schedule_options skip;
   skip.misfire = cd::misfire_policy::skip;
@@ -240,7 +240,7 @@ BOOST_AUTO_TEST_CASE(trigger_now_runs_once_after_a_running_fire_without_moving_t
 BOOST_AUTO_TEST_CASE(backfill_runs_exactly_the_occurrences_of_the_range_before_the_pending_one) {
   cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
-  s.register_handler("job", recorder(log));
+  s.register_handler("job", manage_recorder(log));
   // Pending 30 s from now: the occurrences a minute apart before it are past.
   const auto pending = whole_ms(server_now(s) + 30s);
   s.async_schedule_at_fixed_rate("m", "job", "", pending, 1min, {}, use_future).get();
@@ -360,7 +360,7 @@ BOOST_AUTO_TEST_CASE(history_keeps_the_last_runs_with_outcome_and_error_bounded_
 BOOST_AUTO_TEST_CASE(delete_covers_a_paused_schedule_with_its_history_and_extra_fires) {
   cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
-  s.register_handler("job", recorder(log));
+  s.register_handler("job", manage_recorder(log));
   s.start();
   s.async_schedule_at_fixed_rate("p", "job", "", 0ms, 1h, {}, use_future).get();
   BOOST_TEST_REQUIRE(wait_until([&] { return log.size() == 1u; }));

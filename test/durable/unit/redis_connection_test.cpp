@@ -7,6 +7,7 @@
 
 #include "connection_io.hpp"
 #include "redis_server.hpp"
+#include "regression_support.hpp"
 #include "test_redis.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -47,23 +48,13 @@ using dt::execute;
 using dt::outcome;
 using dt::run_for;
 using dt::run_until;
+using dt::own_server_options;
+using dt::own_server_redis_options;
 using dt::wait_limit;
 
 // Keys and channels private to this process: the fixture server is shared.
 std::string unique_name(const std::string& what) {
   return "chronopool:test:redis_connection:" + what + ":" + std::to_string(::getpid());
-}
-
-dt::redis_server_options own_server_options() {
-  dt::redis_server_options o;
-  o.executable = CHRONOPOOL_TEST_REDIS_SERVER;
-  return o;
-}
-
-redis_options own_server_redis_options(const dt::redis_server& server) {
-  redis_options o;
-  o.port = server.port();
-  return o;
 }
 
 // An error_code (printable by Boost.Test) for a durable error enumerator.

@@ -21,6 +21,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace chronopool::durable::test {
 
@@ -83,6 +84,11 @@ inline redis_options own_server_redis_options(const redis_server& server) {
   redis_options o;
   o.port = server.port();
   return o;
+}
+
+/// The namespace's dead letters (the first 100), waited for.
+inline std::vector<dead_letter> dead_letters(scheduler& s) {
+  return s.async_list_dead_letters(100, boost::asio::use_future).get();
 }
 
 /// A pool for the fires and a namespace of the test's own.

@@ -15,6 +15,7 @@
 #include "stall_proxy.hpp"
 #include "../../support/bounded_wait.hpp"
 #include "sync_redis.hpp"
+#include "regression_support.hpp"
 #include "test_redis.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -37,23 +38,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The error an operation expected to fail completes with, waited for. Not
-// use_future: it would carry the error as an exception_ptr made on the
-// scheduler's thread, whose reference count lives in uninstrumented
-// libstdc++, so ThreadSanitizer cannot see that the last release there
-// follows the test's read of the exception and reports a race that is not
-// one. (as_tuple(use_future) would avoid that but does not compile in
-// Boost 1.81.) The handler owns the promise, so nothing it touches dies
-// under it.
-template <class Start>
-boost::system::error_code error_of(Start start) {
-  std::promise<boost::system::error_code> done;
-  auto ec = done.get_future();
-  start([done = std::move(done)](boost::system::error_code e, auto&&...) mutable { done.set_value(e); });
-  return ec.get();
-}
+using chronopool::durable::test::error_of;
+using chronopool::durable::test::wait_until;
 
-std::string unique_namespace() {
+std::string scheduler_namespace() {
   static std::mt19937_64 rng{std::random_device{}()};
   return "sched-" + std::to_string(rng());
 }
@@ -68,11 +56,6 @@ cd::scheduler_options fast_options(const std::string& ns) {
   o.failure.max_backoff = 50ms;
   o.stop_timeout = 2s;
   return o;
-}
-
-template <class Pred>
-bool wait_until(Pred pred, std::chrono::milliseconds limit = 10s) {
-  return test_support::eventually(pred, limit, 5ms);
 }
 
 // Records every fire a handler sees.
@@ -113,7 +96,7 @@ struct stop_watch {
 };
 
 struct scheduler_fixture {
-  std::string ns = unique_namespace();
+  std::string ns = scheduler_namespace();
   chronopool::scheduled_thread_pool pool{2};
   ~scheduler_fixture() {
     pool.shutdown();
