@@ -40,8 +40,9 @@ end
 -- scheduled; epoch is the namespace's (created here when missing).
 -- A fire whose last allowed attempt's lease ran out is dead-lettered here;
 -- an expired lease is recorded in its schedule's history. A paused schedule's expired lease does not go back.
--- Cost per fire: one HMGET and one HSET (one ZSCORE more for an extra fire
--- being retried); the sorted-set and counter updates are made once per call.
+-- Cost per fire: one HMGET and one HSET (on the fast path, mg '0': see
+-- library.lua; else one HMGET more, and one ZSCORE for an extra fire being
+-- retried); the sorted-set and counter updates are made once per call.
 local function claim(keys, args)
   local p = prefix_of(keys)
   local owner = args[1]
@@ -86,8 +87,13 @@ local function claim(keys, args)
       token = token + 1
       local skey = p .. 's:' .. id
       local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'due', 'misfire',
-                           'catch_up', 'lease_due', 'lease_attempt', 'max_attempts', 'lease_x', 'xnext')
+                           'catch_up', 'lease_due', 'lease_attempt', 'mg')
       if f[1] then
+        local managed = f[10] ~= '0'
+        if managed then
+          local m = redis.call('HMGET', skey, 'lease_x', 'xnext')
+          f[11], f[12] = m[1], m[2]
+        end
         local due = tonumber(f[5])
         local extra = false
         -- An occurrence leased before (its lease ran out, or it was nacked)
@@ -108,15 +114,21 @@ local function claim(keys, args)
         if retried then attempt = tonumber(f[9]) + 1 end
         -- A lease that ran out on the last attempt (its process died or
         -- stalled, every time) dead-letters the occurrence like a failure.
-        if retried and attempt > tonumber(f[10] or default_policy.max_attempts) then
+        if retried and attempt > tonumber(redis.call('HGET', skey, 'max_attempts') or default_policy.max_attempts) then
           dead_letter(p, id, due, attempt - 1, 'the lease of attempt ' .. fmt(attempt - 1) ..
                       ' ran out (its process died, stalled or stopped)', now)
           due = nil
         end
         if due ~= nil then
           -- The expiry lives in the inflight set only; cp_get_v4 reports it.
-          redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
-                     'lease_attempt', attempt, 'lease_x', extra and '1' or '0')
+          -- No lease_x on the fast path: it has no extra fires.
+          if managed then
+            redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
+                       'lease_attempt', attempt, 'lease_x', extra and '1' or '0')
+          else
+            redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
+                       'lease_attempt', attempt)
+          end
           leased[#leased + 1] = expiry
           leased[#leased + 1] = id
           out[#out + 1] = {id, due, token, attempt, f[1], f[2], expiry}
@@ -153,8 +165,8 @@ local function ack(keys, args)
   local id, token = args[1], args[2]
   check_epoch(p, args[3])
   local skey = p .. 's:' .. id
-  local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token', 'lease_x',
-                       'lease_attempt', 'paused', 'xnext', 'fires', 'due', 'history')
+  local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token', 'mg',
+                       'lease_attempt', 'fires')
   if f[3] == false then
     -- Cancelled, or a one-shot whose ack was applied already: nobody else
     -- holds this fire.
@@ -170,20 +182,24 @@ local function ack(keys, args)
     redis.call('ZREM', p .. 'ids', id)
     return {1, -1}
   end
+  -- lease_x, paused, xnext, history: absent on the fast path (mg '0').
+  local m = {}
+  if f[6] ~= '0' then m = redis.call('HMGET', skey, 'lease_x', 'paused', 'xnext', 'history', 'due') end
   local now = now_ms()
   local due = tonumber(f[2])
-  local fires = fmt((tonumber(f[10]) or 0) + 1)
-  record_run(p, id, tonumber(f[12]) or default_history, f[2], token, fmt(now), f[7], 'ok', '')
-  if f[6] == '1' then
-    local pending = tonumber(f[11])
+  local finished = fmt(now)
+  local fires = fmt((tonumber(f[8]) or 0) + 1)
+  record_run(p, id, tonumber(m[4]) or default_history, f[2], token, finished, f[7], 'ok', '')
+  if m[1] == '1' then
+    local pending = tonumber(m[5])
     local xnext = extra_done(p, id, due)
     redis.call('HSET', skey, 'last_token', token, 'fires', fires)
-    requeue(p, id, pending, xnext, f[8])
+    requeue(p, id, pending, xnext, m[2])
     return {1, pending}
   end
   local nxt = next_due(f[3], tonumber(f[4]), due, now)
   redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token, 'fires', fires)
-  requeue(p, id, nxt, f[9], f[8])
+  requeue(p, id, nxt, m[3], m[2])
   return {1, nxt}
 end
 

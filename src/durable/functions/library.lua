@@ -1,4 +1,5 @@
 #!lua name=chronopool_v4
+-- chronopool library revision 2
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
@@ -26,6 +27,7 @@
 --                       xnext (the earliest extra fire, absent without one),
 --                       retry_at (when a nacked fire may run again), counts
 --                       fires, failures, dead_letters, last_error
+--                       mg ("managed": see "The fast path"), the first field
 --   <p>ids        ZSET  every schedule id, score 0: listed in id order
 --   <p>ids_built  STRING set once the ids index holds the schedules created
 --                       before it existed (by chronopool_v3)
@@ -76,6 +78,22 @@
 -- tokens_per_ms tokens per millisecond over any stretch (a million claims
 -- a second: Redis runs these functions one at a time, far slower). Tokens
 -- stay below 2^53 (exact in Lua's doubles) until the year 2255.
+--
+-- The fast path: claims and acks run for every fire, so they read only the
+-- fields every fire needs. A schedule's first field, mg, says whether the
+-- rest may matter: '0' promises that the schedule is not paused, has no
+-- extra fires (no xnext, no lease_x '1') and keeps the default history
+-- length (no history field), so claim and ack skip those fields (an absent
+-- field costs a scan of the whole hash) and the claim writes no lease_x.
+-- Whatever sets one of them first sets mg to '1' (pause, trigger,
+-- backfill, a put with another history length), and it stays '1'. A
+-- schedule without mg (created by an earlier revision) takes the full path.
+--
+-- Revisions: the library's name changes when its functions' arguments or
+-- replies do; within one name, the revision on its second line grows with
+-- every change of its code, and a process loads its code only over a lower
+-- revision (see parse_library_state in function_calls.cpp), so the fleet
+-- runs the newest code it has and never flips between builds.
 --
 -- Failure policy (per schedule, fields max_attempts, backoff, backoff_mult,
 -- backoff_max): attempt k of an occurrence that fails (nack) is retried
