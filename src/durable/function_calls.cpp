@@ -131,8 +131,10 @@ std::vector<std::string> put_call(const key_space& ks, const put_request& r) {
 }
 
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,
-                                    std::size_t n) {
-  return fcall(ks, "cp_claim_v4", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
+                                    std::size_t n, std::size_t max_bytes) {
+  std::vector<std::string> args{std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))};
+  if (max_bytes > 0) args.push_back(num(static_cast<std::uint64_t>(max_bytes)));
+  return fcall(ks, "cp_claim_v4", std::move(args));
 }
 
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,

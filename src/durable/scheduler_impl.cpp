@@ -244,6 +244,17 @@ void scheduler_impl::request(std::vector<std::string> call, Handler h, Result cl
 }
 
 void scheduler_impl::put(put_request r, put_handler h) {
+  if (r.payload.size() > options_.max_payload_bytes) {
+    // Refused before anything is sent; completed through the work executor,
+    // never inline in the initiating call.
+    auto work = track(h, work_);
+    complete_later(work_, std::move(h), std::move(work),
+                   make_error_code(error::payload_too_large,
+                                   "a payload of " + std::to_string(r.payload.size()) + " bytes, above the limit of " +
+                                       std::to_string(options_.max_payload_bytes) + " bytes"),
+                   std::chrono::system_clock::time_point{});
+    return;
+  }
   r.failure = r.options.failure.value_or(options_.failure);
   request(put_call(keys_, r), std::move(h), std::chrono::system_clock::time_point{},
           [](const redis_value& v, std::chrono::system_clock::time_point& due) {
@@ -478,7 +489,7 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
       std::lock_guard lk(mutex_);
       ++running_count_;
     }
-    auto [ec, v] = co_await exec(claim_call(keys_, owner_, lease_ms, n));
+    auto [ec, v] = co_await exec(claim_call(keys_, owner_, lease_ms, n, options_.max_claim_reply_bytes));
     claim_result r;
     if (!ec) ec = parse_claim(v, r);
     if (!ec && !closing_) {

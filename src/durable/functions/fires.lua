@@ -33,8 +33,11 @@ local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now, x
 end
 
 -- cp_claim_v4: returns expired leases to the due set, then leases up to n
--- (at most 1000) due fires to `owner` for lease_ms.
--- ARGV: owner, lease_ms, n
+-- (at most 1000) due fires to `owner` for lease_ms, and no more than fit
+-- in max_bytes of task names and payloads, but always at least one (so a
+-- few huge payloads cannot make one reply, and every fire behind it, wait
+-- for all of them; a fire left out stays due, for the next claim).
+-- ARGV: owner, lease_ms, n[, max_bytes (absent or 0: no bound)]
 -- Returns {now, next_event, epoch, fire...}, each fire {id, due, token,
 -- attempt, task, payload, lease_expiry}; next_event is -1 when nothing is
 -- scheduled; epoch is the namespace's (created here when missing).
@@ -51,6 +54,9 @@ local function claim(keys, args)
   if lease_ms <= 0 then error({err = 'BADARG lease_ms must be positive'}) end
   if n <= 0 then error({err = 'BADARG n must be positive'}) end
   if n > 1000 then n = 1000 end
+  local max_bytes = 0
+  if args[4] ~= nil and args[4] ~= '' then max_bytes = to_int(args[4], 'max_bytes') end
+  if max_bytes < 0 then error({err = 'BADARG max_bytes must not be negative'}) end
   local now = now_ms()
   local epoch = epoch_of(p, now, owner)
 
@@ -74,20 +80,35 @@ local function claim(keys, args)
   local out = {now, 0, epoch}
   local ids = redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', now, 'LIMIT', 0, n)
   if #ids > 0 then
-    redis.call('ZREM', p .. 'due', unpack(ids))
+    -- The fields of the ids taken: in due order, while the reply's task
+    -- names and payloads fit in max_bytes (the first always fits). Read
+    -- before anything is written, so the ids left out stay as they were.
+    local rows = {}
+    local taken = 0
+    local bytes = 0
+    for i = 1, #ids do
+      local f = redis.call('HMGET', p .. 's:' .. ids[i], 'task', 'payload', 'kind', 'period', 'due', 'misfire',
+                           'catch_up', 'lease_due', 'lease_attempt', 'mg')
+      if f[1] and max_bytes > 0 then
+        bytes = bytes + #f[1] + #f[2]
+        if bytes > max_bytes and taken > 0 then break end
+      end
+      taken = i
+      rows[i] = f
+    end
+    redis.call('ZREM', p .. 'due', unpack(ids, 1, taken))
     -- One block of tokens per call, above the counter and the clock (see
     -- "Tokens"); a skipped id wastes one, which is harmless: tokens must
     -- only grow.
     local token = tonumber(redis.call('GET', p .. 'fence') or '0')
     if token < now * tokens_per_ms then token = now * tokens_per_ms end
-    redis.call('SET', p .. 'fence', fmt(token + #ids))
+    redis.call('SET', p .. 'fence', fmt(token + taken))
     local expiry = now + lease_ms
     local leased = {}
-    for _, id in ipairs(ids) do
+    for i = 1, taken do
       token = token + 1
+      local id, f = ids[i], rows[i]
       local skey = p .. 's:' .. id
-      local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'due', 'misfire',
-                           'catch_up', 'lease_due', 'lease_attempt', 'mg')
       if f[1] then
         local managed = f[10] ~= '0'
         if managed then

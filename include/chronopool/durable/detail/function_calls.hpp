@@ -95,8 +95,10 @@ std::vector<std::string> list_functions_call();
 /// build's code, so loading it again is not needed.
 boost::system::error_code parse_library_is_current(const redis_value& v, bool& current);
 std::vector<std::string> put_call(const key_space& ks, const put_request& r);
+/// `max_bytes`: the fires' task names and payloads fit in it, but for the
+/// first (0: no bound).
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner,
-                                    std::int64_t lease_ms, std::size_t n);
+                                    std::int64_t lease_ms, std::size_t n, std::size_t max_bytes = 0);
 /// `epoch`: the one the fire was claimed in; the ack (nack, extension)
 /// fails with data_lost when the namespace's is another. Empty: not checked.
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
