@@ -409,9 +409,12 @@ asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff
     // memory and is refused at maxmemory, FUNCTION LIST is not, so a
     // process started while Redis is full still comes up.
     auto [ec2, v] = co_await cmd_.async_execute(list_functions_call(), tuple_awaitable);
-    bool current = false;
-    ec = ec2 ? ec2 : parse_library_is_current(v, current);
-    if (!ec && !current && !closing_) {
+    // Over a lower revision of our library ours is loaded, a higher one is
+    // kept (same functions: the fleet runs the newest code any of it has,
+    // and builds never flip it back and forth).
+    library_state state = library_state::load;
+    ec = ec2 ? ec2 : parse_library_state(v, state);
+    if (!ec && state == library_state::load && !closing_) {
       auto [ec3, v3] = co_await cmd_.async_execute(load_functions_call(), tuple_awaitable);
       ec = ec3 ? ec3 : error_of(v3);
     }
@@ -502,6 +505,16 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
     }
     fires_cv_.notify_all();
     if (closing_) break;  // anything claimed here runs again when its lease expires
+    if (ec == error::version_mismatch) {
+      // The namespace holds another library's data: reported like a
+      // refusal (connection_error(), logged once), retried slowly.
+      set_link_error(ec);
+      cmd_log_.failed(options_, ec);
+      backoff = options_.reconnect_max;
+    } else if (!ec && connection_error() == error::version_mismatch) {
+      set_link_error({});
+      cmd_log_.opened(options_);
+    }
     if (ec) {
       co_await sleep_for(next_backoff(backoff));
       continue;

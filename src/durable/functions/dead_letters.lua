@@ -28,6 +28,7 @@ end
 -- such dead letter; error EXISTS when both ids are taken.
 local function dead_redrive(keys, args)
   local p = prefix_of(keys)
+  check_library(p)
   local fire = args[1]
   local dkey = p .. 'dl:' .. fire
   local f = redis.call('HMGET', dkey, 'schedule', 'task', 'payload', 'due', 'max_attempts', 'backoff',

@@ -57,6 +57,7 @@ local function claim(keys, args)
   local max_bytes = 0
   if args[4] ~= nil and args[4] ~= '' then max_bytes = to_int(args[4], 'max_bytes') end
   if max_bytes < 0 then error({err = 'BADARG max_bytes must not be negative'}) end
+  check_library(p)
   local now = now_ms()
   local epoch = epoch_of(p, now, owner)
 

@@ -42,6 +42,8 @@
 --   <p>dl:<fire>  HASH  a dead letter: the fire's schedule id, task, payload,
 --                       due, attempts, last error, when, and the failure
 --                       policy to re-drive it with
+--   <p>library    STRING the library whose layout the namespace's data has
+--                       (see "Versions"); absent: this one's
 --   <p>wake       pub/sub channel: a new earliest time, published as ms
 --
 -- A schedule has exactly one pending occurrence. Its "due" field is the
@@ -89,11 +91,17 @@
 -- backfill, a put with another history length), and it stays '1'. A
 -- schedule without mg (created by an earlier revision) takes the full path.
 --
--- Revisions: the library's name changes when its functions' arguments or
--- replies do; within one name, the revision on its second line grows with
--- every change of its code, and a process loads its code only over a lower
--- revision (see parse_library_state in function_calls.cpp), so the fleet
--- runs the newest code it has and never flips between builds.
+-- Versions: the library's name changes when its functions' arguments or
+-- replies, or the layout of the data, change incompatibly; within one name,
+-- the revision on its second line grows with every change of its code, and
+-- a process loads its code only over a lower revision (see
+-- parse_library_state in function_calls.cpp), so the fleet runs the newest
+-- code it has and never flips between builds. A later library that writes
+-- a namespace in a layout this one cannot read sets <p>library to its own
+-- name (and replaces the epoch, so that fires claimed here cannot be
+-- acknowledged there): from then on this library refuses the namespace
+-- with VERSION (claims, creations, re-drives, and the acknowledgements,
+-- give-backs and extensions whose epoch is gone) instead of misreading it.
 --
 -- Failure policy (per schedule, fields max_attempts, backoff, backoff_mult,
 -- backoff_max): attempt k of an occurrence that fails (nack) is retried
@@ -115,6 +123,17 @@ end
 
 local tokens_per_ms = 1000
 
+local library_name = 'chronopool_v4'
+
+-- Fails with VERSION when the namespace's data is another library's layout.
+local function check_library(p)
+  local lib = redis.call('GET', p .. 'library')
+  if lib and lib ~= library_name then
+    error({err = 'VERSION the namespace holds data of ' .. lib .. ', which ' .. library_name ..
+           ' cannot work with: stop the processes running ' .. library_name .. ' (see the upgrade rules)'})
+  end
+end
+
 -- The namespace's epoch, created (by `owner`, at `now`) when missing.
 local function epoch_of(p, now, owner)
   local e = redis.call('GET', p .. 'epoch')
@@ -129,6 +148,7 @@ end
 local function check_epoch(p, epoch)
   if epoch == nil or epoch == '' then return end
   if redis.call('GET', p .. 'epoch') ~= epoch then
+    check_library(p)
     error({err = 'DATA_LOST the namespace lost its data since epoch ' .. epoch})
   end
 end

@@ -27,6 +27,7 @@
 -- schedule's own).
 local function put(keys, args)
   local p = prefix_of(keys)
+  check_library(p)
   local id, task, payload, kind = args[1], args[2], args[3], args[4]
   local at_mode, at = args[5], to_int(args[6], 'at')
   local period = to_int(args[7], 'period')
