@@ -117,7 +117,12 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- An integer as Redis keeps it. '%d' formats through a C long (64 bits
+-- here), far cheaper than '%.0f' (glibc's floating-point path), and exact
+-- for every integer these functions handle (below 2^53); anything outside
+-- +-2^62, infinities and NaN take '%.0f'.
 local function fmt(n)
+  if n > -4611686018427387904 and n < 4611686018427387904 then return string.format('%d', n) end
   return string.format('%.0f', n)
 end
 
