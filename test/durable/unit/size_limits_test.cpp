@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(big_payloads_run_a_few_per_claim_without_waiting_for_a_poll
   s.start();
   BOOST_TEST(size_limits_dt::wait_until([&] { return ran.load() == fires; }, std::chrono::seconds(15)),
              "ran " << ran.load());
-  BOOST_TEST(bytes.load() == fires * 3 * size_limits_mib);
+  BOOST_TEST(bytes.load() == static_cast<std::size_t>(fires) * 3 * size_limits_mib);
   s.stop();
   pool.shutdown();
   pool.join();
