@@ -63,6 +63,10 @@ class category : public boost::system::error_category {
         return "the schedule is a one-shot: only periodic schedules take extra fires (trigger now, backfill)";
       case error::too_many_fires:
         return "the range holds more occurrences than one backfill may enqueue";
+      case error::payload_too_large:
+        return "the payload is larger than scheduler_options::max_payload_bytes";
+      case error::version_mismatch:
+        return "Redis runs a chronopool function library, or holds namespace data, that this build cannot work with";
     }
     return "unknown chronopool.durable error";
   }
@@ -74,8 +78,14 @@ class text_category final : public category {
  public:
   explicit text_category(std::string text) : text_(std::move(text)) {}
   std::string message(int ev) const override {
-    const char* source = static_cast<error>(ev) == error::tls_failed ? "OpenSSL" : "Redis";
-    return category::message(ev) + " (" + source + ": " + text_ + ")";
+    switch (static_cast<error>(ev)) {
+      case error::tls_failed:
+        return category::message(ev) + " (OpenSSL: " + text_ + ")";
+      case error::payload_too_large:
+        return category::message(ev) + " (" + text_ + ")";  // the sizes, worded by the scheduler
+      default:
+        return category::message(ev) + " (Redis: " + text_ + ")";
+    }
   }
 
  private:
@@ -83,7 +93,7 @@ class text_category final : public category {
 };
 
 constexpr std::size_t max_text = 200;
-constexpr std::size_t max_texts = 64;
+constexpr std::size_t max_texts = 256;
 
 }  // namespace
 

@@ -88,8 +88,25 @@ std::vector<std::string> list_functions_call() {
   return {"FUNCTION", "LIST", "LIBRARYNAME", library_name, "WITHCODE"};
 }
 
-boost::system::error_code parse_library_is_current(const redis_value& v, bool& current) {
-  current = false;
+std::uint64_t library_revision(std::string_view code) noexcept {
+  // Only the line after "#!lua name=...": a revision mentioned elsewhere
+  // (a comment) does not count.
+  constexpr std::string_view marker = "\n-- chronopool library revision ";
+  const auto first_line = code.find('\n');
+  if (first_line == std::string_view::npos || code.compare(first_line, marker.size(), marker) != 0) return 0;
+  const char* b = code.data() + first_line + marker.size();
+  std::uint64_t n = 0;
+  const auto [p, ec] = std::from_chars(b, code.data() + code.size(), n);
+  return ec == std::errc{} && p != b ? n : 0;
+}
+
+std::uint64_t our_library_revision() noexcept {
+  static const std::uint64_t r = library_revision(functions_source);
+  return r;
+}
+
+boost::system::error_code parse_library_state(const redis_value& v, library_state& state) {
+  state = library_state::load;
   if (v.is_error()) return error_of(v);
   if (!v.is_array()) return protocol_error;
   // One entry per library whose name matches (LIBRARYNAME is a pattern, so
@@ -105,8 +122,22 @@ boost::system::error_code parse_library_is_current(const redis_value& v, bool& c
       if (key.text() == "library_name") ours = value.is_text() && value.text() == library_name;
       if (key.text() == "library_code") code = &value;
     }
-    if (ours && code != nullptr && code->is_text() && code->text() == std::string_view(functions_source))
-      current = true;
+    if (!ours || code == nullptr || !code->is_text()) continue;
+    const std::string_view loaded = code->text();
+    if (loaded == std::string_view(functions_source)) {
+      state = library_state::current;
+      return {};
+    }
+    const auto theirs = library_revision(loaded);
+    const auto mine = our_library_revision();
+    if (theirs > mine) {
+      state = library_state::newer_loaded;
+    } else if (theirs == mine) {
+      return make_error_code(error::version_mismatch,
+                             fmt::format("{} revision {} is loaded with other code than this build's revision {}: "
+                                         "two builds disagree on that revision",
+                                         library_name, theirs, mine));
+    }
   }
   return {};
 }
@@ -176,8 +207,10 @@ std::vector<std::string> put_many_call(const key_space& ks, const std::vector<pu
 }
 
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner, std::int64_t lease_ms,
-                                    std::size_t n) {
-  return fcall(ks, "cp_claim_v5", {std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))});
+                                    std::size_t n, std::size_t max_bytes) {
+  std::vector<std::string> args{std::string(owner), num(lease_ms), num(static_cast<std::uint64_t>(n))};
+  if (max_bytes > 0) args.push_back(num(static_cast<std::uint64_t>(max_bytes)));
+  return fcall(ks, "cp_claim_v5", std::move(args));
 }
 
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
@@ -268,6 +301,8 @@ boost::system::error_code error_of(const redis_value& v) {
   if (starts_with(v.str, "STALE")) return make_error_code(error::stale_lease);
   if (starts_with(v.str, "EXISTS")) return make_error_code(error::schedule_exists);
   if (starts_with(v.str, "DATA_LOST")) return make_error_code(error::data_lost);
+  // The library's own wording, naming the libraries (no secrets).
+  if (starts_with(v.str, "VERSION")) return make_error_code(error::version_mismatch, v.str.substr(8));
   if (starts_with(v.str, "NOTFOUND")) return make_error_code(error::no_such_schedule);
   if (starts_with(v.str, "NOTPERIODIC")) return make_error_code(error::not_periodic);
   // The library's own wording with the range's count (no secrets).

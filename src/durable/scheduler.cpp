@@ -80,6 +80,10 @@ scheduler::scheduler(executor_type work, scheduler_options options) {
     throw std::invalid_argument("chronopool::durable::scheduler: lease must be at least 3 ms");
   if (options.claim_batch == 0 || options.max_in_flight == 0)
     throw std::invalid_argument("chronopool::durable::scheduler: claim_batch and max_in_flight must be positive");
+  if (options.max_payload_bytes == 0 || options.max_claim_reply_bytes == 0)
+    throw std::invalid_argument(
+        std::string("chronopool::durable::scheduler: scheduler_options.") +
+        (options.max_payload_bytes == 0 ? "max_payload_bytes" : "max_claim_reply_bytes") + " must be positive, got 0");
   if (options.max_poll <= std::chrono::milliseconds::zero())
     throw std::invalid_argument("chronopool::durable::scheduler: max_poll must be positive");
   if (options.reconnect_min <= std::chrono::milliseconds::zero() || options.reconnect_max < options.reconnect_min)

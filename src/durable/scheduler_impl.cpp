@@ -220,6 +220,17 @@ void scheduler_impl::request(std::vector<std::string> call, Handler h, Result cl
 }
 
 void scheduler_impl::put(put_request r, put_handler h) {
+  if (r.payload.size() > options_.max_payload_bytes) {
+    // Refused before anything is sent; completed through the work executor,
+    // never inline in the initiating call.
+    auto work = track(h, work_);
+    complete_later(work_, std::move(h), std::move(work),
+                   make_error_code(error::payload_too_large,
+                                   "a payload of " + std::to_string(r.payload.size()) + " bytes, above the limit of " +
+                                       std::to_string(options_.max_payload_bytes) + " bytes"),
+                   std::chrono::system_clock::time_point{});
+    return;
+  }
   r.failure = r.options.failure.value_or(options_.failure);
   request(put_call(keys_, r), std::move(h), std::chrono::system_clock::time_point{},
           [](const redis_value& v, std::chrono::system_clock::time_point& due) {
@@ -369,9 +380,12 @@ asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff
     // memory and is refused at maxmemory, FUNCTION LIST is not, so a
     // process started while Redis is full still comes up.
     auto [ec2, v] = co_await cmd_.async_execute(list_functions_call(), tuple_awaitable);
-    bool current = false;
-    ec = ec2 ? ec2 : parse_library_is_current(v, current);
-    if (!ec && !current && !closing_) {
+    // Over a lower revision of our library ours is loaded, a higher one is
+    // kept (same functions: the fleet runs the newest code any of it has,
+    // and builds never flip it back and forth).
+    library_state state = library_state::load;
+    ec = ec2 ? ec2 : parse_library_state(v, state);
+    if (!ec && state == library_state::load && !closing_) {
       auto [ec3, v3] = co_await cmd_.async_execute(load_functions_call(), tuple_awaitable);
       ec = ec3 ? ec3 : error_of(v3);
     }
@@ -449,7 +463,7 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
       std::lock_guard lk(mutex_);
       ++running_count_;
     }
-    auto [ec, v] = co_await exec(claim_call(keys_, owner_, lease_ms, n));
+    auto [ec, v] = co_await exec(claim_call(keys_, owner_, lease_ms, n, options_.max_claim_reply_bytes));
     claim_result r;
     if (!ec) ec = parse_claim(v, r);
     if (!ec && !closing_) {
@@ -462,6 +476,16 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
     }
     fires_cv_.notify_all();
     if (closing_) break;  // anything claimed here runs again when its lease expires
+    if (ec == error::version_mismatch) {
+      // The namespace holds another library's data: reported like a
+      // refusal (connection_error(), logged once), retried slowly.
+      set_link_error(ec);
+      cmd_log_.failed(options_, ec);
+      backoff = options_.reconnect_max;
+    } else if (!ec && connection_error() == error::version_mismatch) {
+      set_link_error({});
+      cmd_log_.opened(options_);
+    }
     if (ec) {
       co_await sleep_for(next_backoff(backoff));
       continue;

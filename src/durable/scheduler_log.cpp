@@ -15,7 +15,8 @@
 namespace chronopool::durable::detail {
 
 bool is_refusal(const boost::system::error_code& ec) noexcept {
-  return ec == error::auth_failed || ec == error::out_of_memory || ec == error::tls_failed;
+  return ec == error::auth_failed || ec == error::out_of_memory || ec == error::tls_failed ||
+         ec == error::version_mismatch;
 }
 
 void link_log::failed(const scheduler_options& o, const boost::system::error_code& ec) {
@@ -29,6 +30,7 @@ void link_log::failed(const scheduler_options& o, const boost::system::error_cod
                       ec == error::auth_failed     ? "auth_failed"
                       : ec == error::out_of_memory ? "out_of_memory"
                       : ec == error::tls_failed    ? "tls_failed"
+                      : ec == error::version_mismatch ? "version_mismatch"
                                                    : "connection_failed",
                       message, nullptr, fields});
 }

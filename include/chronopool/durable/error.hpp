@@ -36,6 +36,8 @@ enum class error {
   no_master,           ///< Sentinel: no sentinel named a master, or the server named is not a master (yet)
   not_periodic,        ///< the operation needs a periodic schedule (trigger now, backfill) and this one is a one-shot
   too_many_fires,      ///< a backfill range holds more occurrences than allowed (keeps Redis's text with the count)
+  payload_too_large,   ///< the payload is larger than scheduler_options::max_payload_bytes (the message names both sizes)
+  version_mismatch,    ///< Redis runs a function library or holds namespace data this build cannot work with (keeps the text saying which)
 };
 
 /// The category of error codes made from durable::error, named
@@ -49,12 +51,13 @@ inline boost::system::error_code make_error_code(error e) noexcept {
 }
 
 /// @p e as an error_code whose message() ends with @p server_text, the
-/// text of the error reply Redis gave (auth_failed, out_of_memory), or
-/// OpenSSL's text for tls_failed. It
+/// text of the error reply Redis gave (auth_failed, out_of_memory,
+/// version_mismatch), OpenSSL's text for tls_failed, or the sizes for
+/// payload_too_large. It
 /// compares equal to make_error_code(e). Only replies Redis words itself
 /// are passed here (they never echo a password); the text is cut to 200
 /// bytes, and each distinct text is kept for the life of the program, at
-/// most 64 of them (later ones give the code without text).
+/// most 256 of them (later ones give the code without text).
 boost::system::error_code make_error_code(error e, std::string_view server_text);
 
 }  // namespace chronopool::durable

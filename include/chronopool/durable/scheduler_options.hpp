@@ -113,6 +113,16 @@ struct scheduler_options {
   std::size_t claim_batch = 16;
   /// ... and at most this many run here at once.
   std::size_t max_in_flight = 64;
+  /// The largest payload a schedule may be created with, in bytes; a larger
+  /// one is refused with error::payload_too_large, whose message names both
+  /// sizes (nothing is written). Positive. Schedules stored already, and
+  /// dead letters re-driven, are not checked.
+  std::size_t max_payload_bytes = std::size_t{1} << 20;
+  /// A claim returns no more fires than fit in this many bytes of task
+  /// names and payloads, and always at least one: fires with big payloads
+  /// come a few per claim (the rest stay due for the next one) instead of
+  /// all in one reply that delays every fire behind it. Positive.
+  std::size_t max_claim_reply_bytes = std::size_t{4} << 20;
   /// The failure policy of schedules created without one of their own
   /// (schedule_options::failure), one-shots included.
   failure_policy failure;

@@ -28,6 +28,7 @@ end
 -- such dead letter; error EXISTS when both ids are taken.
 local function dead_redrive(keys, args)
   local p = prefix_of(keys)
+  check_library(p)
   local fire = args[1]
   local dkey = p .. 'dl:' .. fire
   local f = redis.call('HMGET', dkey, 'schedule', 'task', 'payload', 'due', 'max_attempts', 'backoff',
@@ -38,7 +39,7 @@ local function dead_redrive(keys, args)
   local skey = p .. 's:' .. id
   if redis.call('EXISTS', skey) == 1 then error({err = 'EXISTS schedule ' .. id .. ' exists'}) end
   local now = now_ms()
-  redis.call('HSET', skey, 'task', f[2], 'payload', f[3], 'kind', 'once', 'period', '0', 'due', f[4],
+  redis.call('HSET', skey, 'mg', '0', 'task', f[2], 'payload', f[3], 'kind', 'once', 'period', '0', 'due', f[4],
              'misfire', 'once', 'catch_up', '1', 'created', fmt(now), 'fires', '0', 'last_token', '0',
              'max_attempts', f[5], 'backoff', f[6], 'backoff_mult', f[7], 'backoff_max', f[8])
   redis.call('ZADD', p .. 'due', tonumber(f[4]), id)

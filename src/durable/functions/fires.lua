@@ -33,8 +33,11 @@ local function apply_misfire(p, id, kind, period, misfire, catch_up, due, now, x
 end
 
 -- cp_claim_v5: returns expired leases to the due set, then leases up to n
--- (at most 1000) due fires to `owner` for lease_ms.
--- ARGV: owner, lease_ms, n
+-- (at most 1000) due fires to `owner` for lease_ms, and no more than fit
+-- in max_bytes of task names and payloads, but always at least one (so a
+-- few huge payloads cannot make one reply, and every fire behind it, wait
+-- for all of them; a fire left out stays due, for the next claim).
+-- ARGV: owner, lease_ms, n[, max_bytes (absent or 0: no bound)]
 -- Returns {now, next_event, epoch, fire...}, each fire {id, due, token,
 -- attempt, task, payload, lease_expiry} and, of a cron schedule, its cron
 -- expression and zone after those (the acknowledging process computes the
@@ -42,8 +45,10 @@ end
 -- scheduled; epoch is the namespace's (created here when missing).
 -- A fire whose last allowed attempt's lease ran out is dead-lettered here;
 -- an expired lease is recorded in its schedule's history. A paused schedule's expired lease does not go back.
--- Cost per fire: one HMGET and one HSET (one ZSCORE more for an extra fire
--- being retried); the sorted-set and counter updates are made once per call.
+-- Cost per fire: one HMGET and one HSET (on the fast path, mg '0': see
+-- library.lua; else one HMGET more, and one ZSCORE for an extra fire being
+-- retried; one HMGET more of a cron schedule, for its expression); the
+-- sorted-set and counter updates are made once per call.
 local function claim(keys, args)
   local p = prefix_of(keys)
   local owner = args[1]
@@ -52,6 +57,10 @@ local function claim(keys, args)
   if lease_ms <= 0 then error({err = 'BADARG lease_ms must be positive'}) end
   if n <= 0 then error({err = 'BADARG n must be positive'}) end
   if n > 1000 then n = 1000 end
+  local max_bytes = 0
+  if args[4] ~= nil and args[4] ~= '' then max_bytes = to_int(args[4], 'max_bytes') end
+  if max_bytes < 0 then error({err = 'BADARG max_bytes must not be negative'}) end
+  check_library(p)
   local now = now_ms()
   local epoch = epoch_of(p, now, owner)
 
@@ -75,22 +84,45 @@ local function claim(keys, args)
   local out = {now, 0, epoch}
   local ids = redis.call('ZRANGEBYSCORE', p .. 'due', '-inf', now, 'LIMIT', 0, n)
   if #ids > 0 then
-    redis.call('ZREM', p .. 'due', unpack(ids))
+    -- The fields of the ids taken: in due order, while the reply's task
+    -- names and payloads fit in max_bytes (the first always fits). Read
+    -- before anything is written, so the ids left out stay as they were.
+    local rows = {}
+    local taken = 0
+    local bytes = 0
+    for i = 1, #ids do
+      local f = redis.call('HMGET', p .. 's:' .. ids[i], 'task', 'payload', 'kind', 'period', 'due', 'misfire',
+                           'catch_up', 'lease_due', 'lease_attempt', 'mg')
+      if f[1] and max_bytes > 0 then
+        bytes = bytes + #f[1] + #f[2]
+        if bytes > max_bytes and taken > 0 then break end
+      end
+      taken = i
+      rows[i] = f
+    end
+    redis.call('ZREM', p .. 'due', unpack(ids, 1, taken))
     -- One block of tokens per call, above the counter and the clock (see
     -- "Tokens"); a skipped id wastes one, which is harmless: tokens must
     -- only grow.
     local token = tonumber(redis.call('GET', p .. 'fence') or '0')
     if token < now * tokens_per_ms then token = now * tokens_per_ms end
-    redis.call('SET', p .. 'fence', fmt(token + #ids))
+    redis.call('SET', p .. 'fence', fmt(token + taken))
     local expiry = now + lease_ms
     local leased = {}
-    for _, id in ipairs(ids) do
+    for i = 1, taken do
       token = token + 1
+      local id, f = ids[i], rows[i]
       local skey = p .. 's:' .. id
-      local f = redis.call('HMGET', skey, 'task', 'payload', 'kind', 'period', 'due', 'misfire',
-                           'catch_up', 'lease_due', 'lease_attempt', 'max_attempts', 'lease_x', 'xnext',
-                           'cron', 'tz', 'cnext')
       if f[1] then
+        local managed = f[10] ~= '0'
+        if managed then
+          local m = redis.call('HMGET', skey, 'lease_x', 'xnext')
+          f[11], f[12] = m[1], m[2]
+        end
+        if f[3] == 'cron' then
+          local c = redis.call('HMGET', skey, 'cron', 'tz', 'cnext')
+          f[13], f[14], f[15] = c[1], c[2], c[3]
+        end
         local due = tonumber(f[5])
         local extra = false
         -- An occurrence leased before (its lease ran out, or it was nacked)
@@ -116,7 +148,7 @@ local function claim(keys, args)
         -- A cron schedule moves on to cnext here; without one (nobody
         -- computed it since Lua last moved it) the fire gets one more attempt,
         -- whose ack or nack brings the instants.
-        if retried and attempt > tonumber(f[10] or default_policy.max_attempts) and
+        if retried and attempt > tonumber(redis.call('HGET', skey, 'max_attempts') or default_policy.max_attempts) and
            (f[3] ~= 'cron' or extra or (f[15] and tonumber(f[15]) > due)) then
           dead_letter(p, id, due, attempt - 1, 'the lease of attempt ' .. fmt(attempt - 1) ..
                       ' ran out (its process died, stalled or stopped)', now)
@@ -124,8 +156,14 @@ local function claim(keys, args)
         end
         if due ~= nil then
           -- The expiry lives in the inflight set only; cp_get_v5 reports it.
-          redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
-                     'lease_attempt', attempt, 'lease_x', extra and '1' or '0')
+          -- No lease_x on the fast path: it has no extra fires.
+          if managed then
+            redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
+                       'lease_attempt', attempt, 'lease_x', extra and '1' or '0')
+          else
+            redis.call('HSET', skey, 'lease_owner', owner, 'lease_token', fmt(token), 'lease_due', fmt(due),
+                       'lease_attempt', attempt)
+          end
           leased[#leased + 1] = expiry
           leased[#leased + 1] = id
           if f[13] then
@@ -167,8 +205,8 @@ local function ack(keys, args)
   local id, token = args[1], args[2]
   check_epoch(p, args[3])
   local skey = p .. 's:' .. id
-  local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token', 'lease_x',
-                       'lease_attempt', 'paused', 'xnext', 'fires', 'due', 'history')
+  local f = redis.call('HMGET', skey, 'lease_token', 'lease_due', 'kind', 'period', 'last_token', 'mg',
+                       'lease_attempt', 'fires')
   if f[3] == false then
     -- Cancelled, or a one-shot whose ack was applied already: nobody else
     -- holds this fire.
@@ -184,21 +222,25 @@ local function ack(keys, args)
     redis.call('ZREM', p .. 'ids', id)
     return {1, -1}
   end
+  -- lease_x, paused, xnext, history: absent on the fast path (mg '0').
+  local m = {}
+  if f[6] ~= '0' then m = redis.call('HMGET', skey, 'lease_x', 'paused', 'xnext', 'history', 'due') end
   local now = now_ms()
   local due = tonumber(f[2])
-  local fires = fmt((tonumber(f[10]) or 0) + 1)
-  record_run(p, id, tonumber(f[12]) or default_history, f[2], token, fmt(now), f[7], 'ok', '')
-  if f[6] == '1' then
-    local pending = tonumber(f[11])
+  local finished = fmt(now)
+  local fires = fmt((tonumber(f[8]) or 0) + 1)
+  record_run(p, id, tonumber(m[4]) or default_history, f[2], token, finished, f[7], 'ok', '')
+  if m[1] == '1' then
+    local pending = tonumber(m[5])
     local xnext = extra_done(p, id, due)
     redis.call('HSET', skey, 'last_token', token, 'fires', fires)
-    requeue(p, id, pending, xnext, f[8])
+    requeue(p, id, pending, xnext, m[2])
     return {1, pending}
   end
   local nxt = next_due(skey, f[3], tonumber(f[4]), due, now, plan_arg(args, 4))
   if nxt == nil then nxt = max_time end  -- a cron fire acknowledged without a plan (see dead_letter)
   redis.call('HSET', skey, 'due', fmt(nxt), 'last_token', token, 'fires', fires)
-  requeue(p, id, nxt, f[9], f[8])
+  requeue(p, id, nxt, m[3], m[2])
   return {1, nxt}
 end
 

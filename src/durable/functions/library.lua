@@ -1,4 +1,5 @@
 #!lua name=chronopool_v5
+-- chronopool library revision 2
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
@@ -26,6 +27,7 @@
 --                       xnext (the earliest extra fire, absent without one),
 --                       retry_at (when a nacked fire may run again), counts
 --                       fires, failures, dead_letters, last_error;
+--                       mg ("managed": see "The fast path"), the first field;
 --                       of a cron schedule (kind cron): cron, tz (its
 --                       expression and IANA zone), cnext (the instant after
 --                       its pending occurrence) and cbudget (see "Cron")
@@ -43,6 +45,8 @@
 --   <p>dl:<fire>  HASH  a dead letter: the fire's schedule id, task, payload,
 --                       due, attempts, last error, when, and the failure
 --                       policy to re-drive it with
+--   <p>library    STRING the library whose layout the namespace's data has
+--                       (see "Versions"); absent: this one's
 --   <p>wake       pub/sub channel: a new earliest time, published as ms
 --
 -- A schedule has exactly one pending occurrence. Its "due" field is the
@@ -80,6 +84,28 @@
 -- a second: Redis runs these functions one at a time, far slower). Tokens
 -- stay below 2^53 (exact in Lua's doubles) until the year 2255.
 --
+-- The fast path: claims and acks run for every fire, so they read only the
+-- fields every fire needs. A schedule's first field, mg, says whether the
+-- rest may matter: '0' promises that the schedule is not paused, has no
+-- extra fires (no xnext, no lease_x '1') and keeps the default history
+-- length (no history field), so claim and ack skip those fields (an absent
+-- field costs a scan of the whole hash) and the claim writes no lease_x.
+-- Whatever sets one of them first sets mg to '1' (pause, trigger,
+-- backfill, a put with another history length), and it stays '1'. A
+-- schedule without mg (created by an earlier revision) takes the full path.
+--
+-- Versions: the library's name changes when its functions' arguments or
+-- replies, or the layout of the data, change incompatibly; within one name,
+-- the revision on its second line grows with every change of its code, and
+-- a process loads its code only over a lower revision (see
+-- parse_library_state in function_calls.cpp), so the fleet runs the newest
+-- code it has and never flips between builds. A later library that writes
+-- a namespace in a layout this one cannot read sets <p>library to its own
+-- name (and replaces the epoch, so that fires claimed here cannot be
+-- acknowledged there): from then on this library refuses the namespace
+-- with VERSION (claims, creations, re-drives, and the acknowledgements,
+-- give-backs and extensions whose epoch is gone) instead of misreading it.
+--
 -- Failure policy (per schedule, fields max_attempts, backoff, backoff_mult,
 -- backoff_max): attempt k of an occurrence that fails (nack) is retried
 -- after a wait drawn from [b/2, b], b = min(backoff_max, backoff *
@@ -94,11 +120,27 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- An integer as Redis keeps it. '%d' formats through a C long (64 bits
+-- here), far cheaper than '%.0f' (glibc's floating-point path), and exact
+-- for every integer these functions handle (below 2^53); anything outside
+-- +-2^62, infinities and NaN take '%.0f'.
 local function fmt(n)
+  if n > -4611686018427387904 and n < 4611686018427387904 then return string.format('%d', n) end
   return string.format('%.0f', n)
 end
 
 local tokens_per_ms = 1000
+
+local library_name = 'chronopool_v5'
+
+-- Fails with VERSION when the namespace's data is another library's layout.
+local function check_library(p)
+  local lib = redis.call('GET', p .. 'library')
+  if lib and lib ~= library_name then
+    error({err = 'VERSION the namespace holds data of ' .. lib .. ', which ' .. library_name ..
+           ' cannot work with: stop the processes running ' .. library_name .. ' (see the upgrade rules)'})
+  end
+end
 
 -- The namespace's epoch, created (by `owner`, at `now`) when missing.
 local function epoch_of(p, now, owner)
@@ -114,6 +156,7 @@ end
 local function check_epoch(p, epoch)
   if epoch == nil or epoch == '' then return end
   if redis.call('GET', p .. 'epoch') ~= epoch then
+    check_library(p)
     error({err = 'DATA_LOST the namespace lost its data since epoch ' .. epoch})
   end
 end

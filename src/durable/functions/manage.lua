@@ -137,7 +137,7 @@ local function pause(keys, args)
   local f = redis.call('HMGET', skey, 'kind', 'paused')
   if not f[1] then not_found(id) end
   if f[2] then return 0 end
-  redis.call('HSET', skey, 'paused', '1')
+  redis.call('HSET', skey, 'paused', '1', 'mg', '1')
   redis.call('ZREM', p .. 'due', id)
   return 1
 end
@@ -187,7 +187,7 @@ local function add_extras(p, id, f, times)
   for _, t in ipairs(times) do
     if earliest == nil or t < earliest then earliest = t end
   end
-  redis.call('HSET', p .. 's:' .. id, 'xnext', fmt(earliest))
+  redis.call('HSET', p .. 's:' .. id, 'xnext', fmt(earliest), 'mg', '1')
   local score = redis.call('ZSCORE', p .. 'due', id)
   if score and earliest < tonumber(score) and not retrying(p, id, f[4], f[5], f[3]) then
     redis.call('ZADD', p .. 'due', earliest, id)

@@ -45,7 +45,7 @@ local function put_one(p, args, b, now)
   if history > 1000 then error({err = 'BADARG history must be at most 1000'}) end
   -- The fields stored only when not the default: history length, policy.
   local extra = {}
-  if history ~= default_history then extra = {'history', fmt(history)} end
+  if history ~= default_history then extra = {'history', fmt(history), 'mg', '1'} end
   local policy = {}
   if args[b + 12] ~= nil and args[b + 12] ~= '' then policy = policy_args(args, b + 12) end
   local cron, tz, cnext = args[b + 16] or '', args[b + 17] or '', args[b + 18] or ''
@@ -123,13 +123,17 @@ local function put_one(p, args, b, now)
     remove_schedule(p, id)
     outcome = 'replaced'
   end
-  -- 'start': the due it was created with, to tell an identical re-creation.
+  -- 'start': the due it was created with, to tell an identical re-creation;
+  -- 'mg' first (see "The fast path"): '1' with a history length of its own.
   -- One HSET with every field: each redis.call costs more than its fields.
-  local fields = {'task', task, 'payload', payload, 'kind', kind, 'period', fmt(period), 'due', fmt(due),
-                  'start', fmt(due), 'misfire', misfire, 'catch_up', fmt(catch_up), 'created', fmt(now),
-                  'fires', '0', 'last_token', '0'}
+  local fields = {'mg', extra[4] or '0', 'task', task, 'payload', payload, 'kind', kind, 'period', fmt(period),
+                  'due', fmt(due), 'start', fmt(due), 'misfire', misfire, 'catch_up', fmt(catch_up),
+                  'created', fmt(now), 'fires', '0', 'last_token', '0'}
   for _, v in ipairs(policy) do fields[#fields + 1] = v end
-  for _, v in ipairs(extra) do fields[#fields + 1] = v end
+  if #extra > 0 then
+    fields[#fields + 1] = extra[1]
+    fields[#fields + 1] = extra[2]
+  end
   if kind == 'cron' then
     fields[#fields + 1] = 'cron'
     fields[#fields + 1] = cron
@@ -146,8 +150,10 @@ local function put_one(p, args, b, now)
 end
 
 local function put(keys, args)
+  local p = prefix_of(keys)
+  check_library(p)
   local now = now_ms()
-  local due = put_one(prefix_of(keys), args, 0, now)
+  local due = put_one(p, args, 0, now)
   return {due, now}
 end
 
@@ -161,6 +167,7 @@ local function put_many(keys, args)
   if #args % put_args ~= 0 then
     error({err = 'BADARG cp_put_many_v5 takes items of ' .. put_args .. ' values'})
   end
+  check_library(p)
   local now = now_ms()
   local out = {now}
   for b = 0, #args - put_args, put_args do

@@ -118,12 +118,28 @@ std::vector<std::string> load_functions_call();
 /// FUNCTION LIST of our library with its code: read-only, so Redis answers
 /// it at maxmemory, where FUNCTION LOAD is refused.
 std::vector<std::string> list_functions_call();
-/// `current`: the FUNCTION LIST reply shows our library with exactly this
-/// build's code, so loading it again is not needed.
-boost::system::error_code parse_library_is_current(const redis_value& v, bool& current);
+/// The revision a library's code states on its second line ("-- chronopool
+/// library revision N"); 0 for code without one (builds before revisions).
+std::uint64_t library_revision(std::string_view code) noexcept;
+/// This build's library revision.
+std::uint64_t our_library_revision() noexcept;
+
+/// What to do about the library Redis has, from FUNCTION LIST.
+enum class library_state {
+  current,       ///< our library with exactly this build's code: nothing to load
+  load,          ///< none, or one of a lower revision: load ours over it
+  newer_loaded,  ///< one of a higher revision: keep it (same name, same calls)
+};
+/// Reads the FUNCTION LIST reply; version_mismatch (with the revisions in
+/// its text) when Redis has our library's revision with other code: two
+/// builds disagree on what that revision is, and neither may overwrite the
+/// other.
+boost::system::error_code parse_library_state(const redis_value& v, library_state& state);
 std::vector<std::string> put_call(const key_space& ks, const put_request& r);
+/// `max_bytes`: the fires' task names and payloads fit in it, but for the
+/// first (0: no bound).
 std::vector<std::string> claim_call(const key_space& ks, std::string_view owner,
-                                    std::int64_t lease_ms, std::size_t n);
+                                    std::int64_t lease_ms, std::size_t n, std::size_t max_bytes = 0);
 /// `epoch`: the one the fire was claimed in; the ack (nack, extension)
 /// fails with data_lost when the namespace's is another. Empty: not checked.
 std::vector<std::string> ack_call(const key_space& ks, std::string_view id, std::uint64_t token,
