@@ -46,7 +46,7 @@ std::string scheduler_namespace() {
   return "sched-" + std::to_string(rng());
 }
 
-cd::scheduler_options fast_options(const std::string& ns) {
+cd::scheduler_options scheduler_fast_options(const std::string& ns) {
   cd::scheduler_options o;
   o.redis = cd::test::test_redis_options();
   o.name_space = ns;
@@ -109,7 +109,7 @@ struct scheduler_fixture {
 BOOST_FIXTURE_TEST_SUITE(durable_scheduler, scheduler_fixture)
 
 BOOST_AUTO_TEST_CASE(a_one_shot_fires_once_on_the_work_executor_with_its_fire_id_and_token) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   std::atomic<bool> on_pool{false};
   s.register_handler("mail", [&](const cd::fire_context& c) {
@@ -139,7 +139,7 @@ BOOST_AUTO_TEST_CASE(a_one_shot_fires_once_on_the_work_executor_with_its_fire_id
 }
 
 BOOST_AUTO_TEST_CASE(a_fixed_rate_schedule_fires_on_its_grid_without_overlapping_itself) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   std::atomic<int> inside{0};
   std::atomic<bool> overlapped{false};
@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(a_fixed_rate_schedule_fires_on_its_grid_without_overlapping
 }
 
 BOOST_AUTO_TEST_CASE(a_fixed_delay_schedule_spaces_fires_by_the_delay_after_each_ack) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   s.register_handler("slow", [&](const cd::fire_context& c) {
     log.add(c);
@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(a_fixed_delay_schedule_spaces_fires_by_the_delay_after_each
 }
 
 BOOST_AUTO_TEST_CASE(a_handler_that_throws_gives_the_fire_back_and_it_runs_again) {
-  auto o = fast_options(ns);
+  auto o = scheduler_fast_options(ns);
   std::atomic<int> errors{0};
   o.on_handler_error = [&](const cd::fire_context&, std::exception_ptr e) {
     try {
@@ -215,10 +215,10 @@ BOOST_AUTO_TEST_CASE(a_handler_that_throws_gives_the_fire_back_and_it_runs_again
 
 BOOST_AUTO_TEST_CASE(schedules_outlive_the_scheduler_that_created_them) {
   {
-    cd::scheduler writer(pool.get_executor(), fast_options(ns));  // never started: a pure client
+    cd::scheduler writer(pool.get_executor(), scheduler_fast_options(ns));  // never started: a pure client
     writer.async_schedule("later", "job", "kept", 300ms, boost::asio::use_future).get();
   }
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   s.register_handler("job", [&](const cd::fire_context& c) { log.add(c); });
   s.start();
@@ -227,7 +227,7 @@ BOOST_AUTO_TEST_CASE(schedules_outlive_the_scheduler_that_created_them) {
 }
 
 BOOST_AUTO_TEST_CASE(ids_are_unique_unless_replace_is_asked_for) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.async_schedule("dup", "job", "1", 1h, boost::asio::use_future).get();
   BOOST_TEST((error_of([&](auto h) { s.async_schedule("dup", "job", "2", 1h, std::move(h)); }) ==
               cd::error::schedule_exists));
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(ids_are_unique_unless_replace_is_asked_for) {
 }
 
 BOOST_AUTO_TEST_CASE(completions_run_on_the_handlers_associated_executor_and_keep_it_busy) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   boost::asio::io_context io;
   bool existed = true;
   bool on_io = false;
@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(completions_run_on_the_handlers_associated_executor_and_kee
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_is_sent) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   BOOST_CHECK_THROW(s.async_schedule("", "job", "", 1s, boost::asio::use_future), std::invalid_argument);
   BOOST_CHECK_THROW(s.async_schedule("a", "", "", 1s, boost::asio::use_future), std::invalid_argument);
   BOOST_CHECK_THROW(s.async_schedule_at_fixed_rate("a", "job", "", 0s, 0s, {}, boost::asio::use_future),
@@ -275,16 +275,16 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_is_sent) {
   BOOST_CHECK_THROW(s.async_cancel("", boost::asio::use_future), std::invalid_argument);
   BOOST_CHECK_THROW(s.register_handler("", [](const cd::fire_context&) {}), std::invalid_argument);
   BOOST_CHECK_THROW(s.register_handler("x", nullptr), std::invalid_argument);
-  auto o = fast_options(ns);
+  auto o = scheduler_fast_options(ns);
   o.name_space.clear();
   BOOST_CHECK_THROW(cd::scheduler(pool.get_executor(), o), std::invalid_argument);
-  o = fast_options(ns);
+  o = scheduler_fast_options(ns);
   o.max_in_flight = 0;
   BOOST_CHECK_THROW(cd::scheduler(pool.get_executor(), o), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(a_delay_of_duration_max_means_never_and_does_not_wrap) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   s.register_handler("job", [&](const cd::fire_context& c) { log.add(c); });
   s.start();
@@ -301,7 +301,7 @@ BOOST_AUTO_TEST_CASE(a_next_event_of_never_leaves_the_claim_loop_waiting_without
   // With only "never" queued the claim loop's next event is 2^50 ms away
   // (hours::max() saturates there); its wait must saturate, not overflow
   // the clock's nanoseconds (UBSan aborts on the overflow).
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   s.register_handler("job", [&](const cd::fire_context& c) { log.add(c); });
   s.start();
@@ -313,7 +313,7 @@ BOOST_AUTO_TEST_CASE(a_next_event_of_never_leaves_the_claim_loop_waiting_without
 }
 
 BOOST_AUTO_TEST_CASE(a_fire_for_a_task_without_handler_here_is_left_for_a_process_that_has_one) {
-  auto o = fast_options(ns);
+  auto o = scheduler_fast_options(ns);
   o.failure.max_attempts = 100;  // each give-back is an attempt: do not dead-letter it meanwhile
   cd::scheduler without(pool.get_executor(), o);
   without.start();
@@ -328,7 +328,7 @@ BOOST_AUTO_TEST_CASE(a_fire_for_a_task_without_handler_here_is_left_for_a_proces
 }
 
 BOOST_AUTO_TEST_CASE(a_handler_whose_lease_is_lost_is_asked_to_stop_and_its_ack_is_rejected) {
-  auto o = fast_options(ns);
+  auto o = scheduler_fast_options(ns);
   o.lease = 600ms;  // extended every 200 ms: three chances before it runs out
   stop_watch w;  // before the scheduler: it outlives every run of the handler
   cd::scheduler s(pool.get_executor(), o);
@@ -354,7 +354,7 @@ BOOST_AUTO_TEST_CASE(a_handler_is_asked_to_stop_when_its_lease_cannot_be_extende
   // closed, nothing answers. Once the lease has run out locally, the fire may
   // run elsewhere, so its handler must be told.
   chronopool::durable::chaos::stall_proxy proxy(cd::test::test_redis_options().port);
-  auto o = fast_options(ns);
+  auto o = scheduler_fast_options(ns);
   o.redis.port = proxy.port();
   o.redis.request_timeout = 200ms;
   o.redis.connect_timeout = 200ms;
@@ -370,7 +370,7 @@ BOOST_AUTO_TEST_CASE(a_handler_is_asked_to_stop_when_its_lease_cannot_be_extende
 }
 
 BOOST_AUTO_TEST_CASE(two_schedulers_share_a_namespace_and_each_tick_runs_once) {
-  auto o = fast_options(ns);
+  auto o = scheduler_fast_options(ns);
   cd::scheduler a(pool.get_executor(), o);
   cd::scheduler b(pool.get_executor(), o);
   std::mutex m;
@@ -401,7 +401,7 @@ BOOST_AUTO_TEST_CASE(two_schedulers_share_a_namespace_and_each_tick_runs_once) {
 }
 
 BOOST_AUTO_TEST_CASE(a_new_earliest_schedule_wakes_a_sleeping_scheduler_by_pub_sub) {
-  auto o = fast_options(ns);
+  auto o = scheduler_fast_options(ns);
   o.max_poll = 30s;  // polling alone would not find it in time
   cd::scheduler worker(pool.get_executor(), o);
   fire_log log;
@@ -414,7 +414,7 @@ BOOST_AUTO_TEST_CASE(a_new_earliest_schedule_wakes_a_sleeping_scheduler_by_pub_s
 }
 
 BOOST_AUTO_TEST_CASE(stop_is_refused_from_a_handler_and_idempotent_elsewhere) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns));
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   std::atomic<int> outcome{0};
   s.register_handler("job", [&](const cd::fire_context&) {
     try {
