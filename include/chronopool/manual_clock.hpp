@@ -28,13 +28,13 @@ class manual_clock_idle_hook;
 /// system_timer, periodic_timer, sleep_for, cancel_after and periodic
 /// handlers on the context's executors, which then read the manual clock).
 ///
-/// Time moves only when the test says so. The clock drives the context
-/// itself, on the calling thread, with io_context::poll(): advance(),
-/// run_for(), run_until_idle() and the wall steps run every handler that
-/// becomes ready, then move the time to the next deadline, and so on; call
-/// them instead of io.run() (which, with timer waits pending and the time
-/// standing still, would not return). Each call restarts the context first
-/// and returns early if a handler calls io.stop().
+/// Time moves when the test says so, or when the context has nothing else
+/// to do (auto-advance, below). The clock can drive the context itself, on
+/// the calling thread, with io_context::poll(): advance(), run_for(),
+/// run_until_idle() and the wall steps run every handler that becomes
+/// ready, then move the time to the next deadline, and so on. Each call
+/// restarts the context first and returns early if a handler calls
+/// io.stop().
 ///
 /// - advance(d) completes every wait due up to now() + d in deadline order
 ///   (FIFO among equal deadlines), each handler seeing now() equal to its

@@ -32,7 +32,8 @@ class timer_service_base;
 /// system_timer, periodic_timer and sleeps on the pool's executor all read
 /// this clock.
 ///
-/// Time moves only when the test says so. The pool's threads run the work;
+/// Time moves when the test says so (or, with auto-advance on, whenever
+/// the pool is idle). The pool's threads run the work;
 /// the calling thread moves the time one deadline at a time and waits,
 /// at each, until the pool is quiet (nothing running, nothing due):
 ///
