@@ -56,6 +56,10 @@ class timer_service_base;
 ///   tokio's paused clock: the test's thread is outside the pool, which is
 ///   idle between the test's own steps and would run ahead of them. The
 ///   time never jumps while a task or posted function runs or is due.
+///   Submissions from the test's thread race it: a pool idle between two
+///   of them may jump in between. To queue a scenario in a set order,
+///   submit it with auto-advance off and turn it on after, or submit it
+///   from one task.
 ///   While advance(), run_for(), run_until_idle() or a wall step runs, that
 ///   call moves the time and auto-advance waits.
 /// - set_system_time() and step_system_time() step the virtual system

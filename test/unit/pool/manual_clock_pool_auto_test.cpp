@@ -65,9 +65,13 @@ class run_log {
 };
 
 /// One thread, auto-advance, no driver: delayed tasks at mixed and equal
-/// deadlines, one that queues more, and immediate work.
+/// deadlines, one that queues more, and immediate work. Submitted with
+/// auto-advance off: the test's thread is outside the pool, which, idle
+/// between two submissions, would jump between them.
 std::vector<run_record> run_pool_scenario() {
-  chronopool::scheduled_thread_pool pool(auto_options(1));
+  chronopool::scheduled_thread_pool_options o = auto_options(1);
+  o.manual_clock_auto_advance = false;
+  chronopool::scheduled_thread_pool pool(o);
   chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
   const steady::time_point start = clock.now();
   run_log log;
@@ -81,6 +85,7 @@ std::vector<run_record> run_pool_scenario() {
   pool.schedule(3s, [&] { note("a2"); });  // FIFO after a
   auto last = pool.schedule(10min, [&] { note("d"); });
   for (int i = 0; i < 3; ++i) pool.execute([&, i] { note("now" + std::to_string(i)); });
+  clock.auto_advance(true);  // everything is queued: from here on the pool alone moves the time
   // d is the last to come due; its note is written before its future is.
   BOOST_REQUIRE(last.wait_for(pool_test::long_wait) == std::future_status::ready);
   return log.take();
@@ -152,15 +157,20 @@ BOOST_AUTO_TEST_CASE(no_jump_while_a_task_runs_on_another_thread) {
 }
 
 BOOST_AUTO_TEST_CASE(no_jump_while_posted_work_is_due) {
-  // One thread: a task posts a chain of 1,000 functions, each posting the
-  // next. One is always due, so the time must stay until the chain ends.
-  chronopool::scheduled_thread_pool pool(manual_auto_pool::auto_options(1));
-  chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
-  const steady::time_point start = clock.now();
+  // One thread: a chain of 1,000 functions, each posting the next. One is
+  // always due, so the time must stay until the chain ends. The chain and
+  // the later task are queued before auto-advance is on (the test's thread
+  // is outside the pool, which would jump between two submissions).
   std::atomic<int> left{1000};
   std::atomic<int> moved_seen{0};
   std::promise<void> chain_done;
-  std::function<void()> link = [&] {
+  std::function<void()> link;  // outlives the pool: its last copy runs on a pool thread
+  chronopool::scheduled_thread_pool_options o = manual_auto_pool::auto_options(1);
+  o.manual_clock_auto_advance = false;
+  chronopool::scheduled_thread_pool pool(o);
+  chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
+  const steady::time_point start = clock.now();
+  link = [&] {
     if (clock.now() != start) moved_seen.fetch_add(1);
     if (left.fetch_sub(1) > 1) {
       pool.execute(link);
@@ -170,7 +180,9 @@ BOOST_AUTO_TEST_CASE(no_jump_while_posted_work_is_due) {
   };
   auto later = pool.schedule(10ms, [&] { return std::make_pair(clock.now() - start, left.load()); });
   pool.execute(link);
+  clock.auto_advance(true);
   BOOST_REQUIRE(later.wait_for(pool_test::long_wait) == std::future_status::ready);
+  BOOST_REQUIRE(chain_done.get_future().wait_for(pool_test::long_wait) == std::future_status::ready);
   const auto [at, left_then] = later.get();
   BOOST_TEST((at == 10ms));
   BOOST_TEST(left_then == 0);
