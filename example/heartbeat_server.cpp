@@ -13,6 +13,10 @@
 //   tick lateness p50/p99.
 // It stops by itself after --seconds (default 3) and exits 0 when every
 // silent client was dropped and every chatty one got heartbeats.
+// The heartbeat and idle-timeout logic lives in heartbeat_core.hpp, which a
+// unit test runs on a manual clock (test/unit/timer/heartbeat_virtual_test.cpp).
+#include "heartbeat_core.hpp"
+
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/periodic.hpp>
 #include <chronopool/steady_timer.hpp>
@@ -54,86 +58,28 @@ constexpr auto heartbeat_period = 200ms;
 constexpr auto idle_timeout = 500ms;
 constexpr auto ping_period = 100ms;
 
-/// Reads one line, or gives up when @p timeout passes first.
-asio::awaitable<std::optional<std::string>> read_line_within(tcp::socket& socket, asio::streambuf& buf,
-                                                             steady::duration timeout) {
-  chronopool::steady_timer deadline(socket.get_executor(), timeout);
-  boost::system::error_code ec;
-  auto result = co_await (asio::async_read_until(socket, buf, '\n', asio::redirect_error(asio::use_awaitable, ec)) ||
-                          deadline.async_wait(asio::use_awaitable));
-  if (result.index() == 1 || ec) co_return std::nullopt;  // timed out, or the peer went away
-  std::istream in(&buf);
-  std::string line;
-  std::getline(in, line);
-  co_return line;
-}
+using heartbeat::read_line_within;
 
-class session : public std::enable_shared_from_this<session> {
- public:
-  explicit session(tcp::socket s) : socket_(std::move(s)) {}
-
-  /// Queues a message; one writer at a time per socket.
-  void send(std::string msg) {
-    outbox_.push_back(std::move(msg));
-    if (outbox_.size() == 1) asio::co_spawn(socket_.get_executor(), write_all(shared_from_this()), asio::detached);
-  }
-  void close() {
-    boost::system::error_code ignored;
-    socket_.close(ignored);
-  }
-  tcp::socket& socket() { return socket_; }
-
- private:
-  static asio::awaitable<void> write_all(std::shared_ptr<session> self) {
-    while (!self->outbox_.empty() && self->socket_.is_open()) {
-      boost::system::error_code ec;
-      co_await asio::async_write(self->socket_, asio::buffer(self->outbox_.front()),
-                                 asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) break;
-      self->outbox_.pop_front();
-    }
-    self->outbox_.clear();
-  }
-
-  tcp::socket socket_;
-  std::deque<std::string> outbox_;
-};
-
-struct server_stats {
-  std::size_t connections = 0;
-  std::size_t heartbeats_sent = 0;
-  std::size_t dropped_idle = 0;
-  std::vector<double> tick_lateness_us;  // recent ticks only
-};
-
+/// The TCP side: accepts connections and hands each to the hub (the
+/// heartbeat and idle-timeout logic, in heartbeat_core.hpp).
 class server {
  public:
-  server(asio::io_context& io, server_stats& stats)
-      : io_(io), acceptor_(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)), stats_(stats) {}
+  server(asio::io_context& io, heartbeat::stats& stats)
+      : io_(io),
+        acceptor_(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
+        hub_(io.get_executor(), heartbeat_period, idle_timeout, stats, [] { return steady::now(); }) {}
 
   unsigned short port() const { return acceptor_.local_endpoint().port(); }
 
   void start() {
     asio::co_spawn(io_, accept_loop(), asio::detached);
-    const auto first = steady::now();
-    heartbeat_ = chronopool::schedule_at_fixed_rate(io_.get_executor(), 0ms, heartbeat_period, [this, first] {
-      // Lateness of this tick against its ideal instant first + k × period.
-      const auto ideal = first + heartbeat_period * ticks_++;
-      const double late = std::chrono::duration<double, std::micro>(steady::now() - ideal).count();
-      stats_.tick_lateness_us.push_back(late);
-      if (stats_.tick_lateness_us.size() > 256) stats_.tick_lateness_us.erase(stats_.tick_lateness_us.begin());
-      for (auto& s : sessions_) {
-        s->send(fmt::format("HB {}\n", ticks_));
-        ++stats_.heartbeats_sent;
-      }
-    });
+    hub_.start();
   }
 
   void stop() {
-    heartbeat_.cancel();
     boost::system::error_code ignored;
     acceptor_.close(ignored);
-    for (auto& s : sessions_) s->close();
+    hub_.stop();
   }
 
  private:
@@ -142,31 +88,13 @@ class server {
       boost::system::error_code ec;
       tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
       if (ec) co_return;
-      auto s = std::make_shared<session>(std::move(socket));
-      sessions_.insert(s);
-      ++stats_.connections;
-      asio::co_spawn(io_, serve(s), asio::detached);
+      hub_.add(std::move(socket));
     }
-  }
-
-  /// Reads whatever the client says; drops it after idle_timeout of silence.
-  asio::awaitable<void> serve(std::shared_ptr<session> s) {
-    asio::streambuf buf;
-    for (;;) {
-      auto line = co_await read_line_within(s->socket(), buf, idle_timeout);
-      if (!line) break;
-    }
-    if (s->socket().is_open()) ++stats_.dropped_idle;
-    s->close();
-    sessions_.erase(s);
   }
 
   asio::io_context& io_;
   tcp::acceptor acceptor_;
-  server_stats& stats_;
-  std::set<std::shared_ptr<session>> sessions_;
-  chronopool::periodic_handle heartbeat_;
-  std::size_t ticks_ = 0;
+  heartbeat::hub<tcp::socket> hub_;
 };
 
 struct client_result {
@@ -207,10 +135,11 @@ asio::awaitable<void> client(unsigned short port, client_result& r, steady::time
   socket.close(ignored);
 }
 
-double percentile(std::vector<double> v, double q) {
+double percentile_us(std::vector<steady::duration> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+  const steady::duration d = v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+  return std::chrono::duration<double, std::micro>(d).count();
 }
 
 }  // namespace
@@ -221,7 +150,7 @@ int main(int argc, char** argv) {
     if (std::string_view(argv[i]) == "--seconds") seconds = std::max(1, std::atoi(argv[i + 1]));
 
   asio::io_context io;
-  server_stats stats;
+  heartbeat::stats stats;
   server srv(io, stats);
   srv.start();
   fmt::print("heartbeat_server on 127.0.0.1:{} for {} s: heartbeat every {} ms, idle timeout {} ms\n", srv.port(),
@@ -239,8 +168,8 @@ int main(int argc, char** argv) {
     fmt::print("[{}s] connections={} heartbeats_sent={} dropped_idle={} pending_timers={} "
                "tick_lateness p50={:.0f}us p99={:.0f}us\n",
                ++second, stats.connections - stats.dropped_idle, stats.heartbeats_sent, stats.dropped_idle,
-               timers.pending_waits(), percentile(stats.tick_lateness_us, 0.50),
-               percentile(stats.tick_lateness_us, 0.99));
+               timers.pending_waits(), percentile_us(stats.tick_lateness, 0.50),
+               percentile_us(stats.tick_lateness, 0.99));
   });
   chronopool::steady_timer end(io, stop_at);
   end.async_wait([&](boost::system::error_code) {

@@ -9,13 +9,16 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 
 namespace chronopool {
 
 namespace detail {
 class timer_service_base;
+class manual_clock_idle_hook;
 }  // namespace detail
 
 /// Virtual time for one io_context's chronopool timers, so that tests of
@@ -25,13 +28,13 @@ class timer_service_base;
 /// system_timer, periodic_timer, sleep_for, cancel_after and periodic
 /// handlers on the context's executors, which then read the manual clock).
 ///
-/// Time moves only when the test says so. The clock drives the context
-/// itself, on the calling thread, with io_context::poll(): advance(),
-/// run_for(), run_until_idle() and the wall steps run every handler that
-/// becomes ready, then move the time to the next deadline, and so on; call
-/// them instead of io.run() (which, with timer waits pending and the time
-/// standing still, would not return). Each call restarts the context first
-/// and returns early if a handler calls io.stop().
+/// Time moves when the test says so, or when the context has nothing else
+/// to do (auto-advance, below). The clock can drive the context itself, on
+/// the calling thread, with io_context::poll(): advance(), run_for(),
+/// run_until_idle() and the wall steps run every handler that becomes
+/// ready, then move the time to the next deadline, and so on. Each call
+/// restarts the context first and returns early if a handler calls
+/// io.stop().
 ///
 /// - advance(d) completes every wait due up to now() + d in deadline order
 ///   (FIFO among equal deadlines), each handler seeing now() equal to its
@@ -40,6 +43,18 @@ class timer_service_base;
 ///   and waits only on time, the time jumps to the next deadline (tokio's
 ///   rule), so `co_await sleep_for(1h)` returns at once. It returns when no
 ///   wait is pending; a periodic schedule never ends, so use advance() there.
+/// - Auto-advance without a driver (on by default, as with tokio's paused
+///   clock): a plain io.run(), run_one() or run_for() of the context jumps
+///   the time to the next deadline whenever the thread running it has no
+///   handler ready (none running, none posted and not yet run) and no I/O
+///   is ready, so a coroutine's `co_await async_sleep_for(1h)` under
+///   io.run() returns at once, with now() moved by exactly 1 h. poll() and
+///   the driver's calls never jump on their own. This needs the context to
+///   be run by one thread (with several, one may be idle while another
+///   runs a handler: turn auto_advance off and drive the clock), and
+///   use_manual_clock() called before any I/O object of the context exists
+///   (the hook is the context's reactor); otherwise auto-advance is off and
+///   auto_advance(true) throws std::logic_error.
 /// - set_system_time() and step_system_time() step the wall clock that
 ///   system_timer reads on this context: waits whose expiry passed complete,
 ///   later ones move with the clock.
@@ -107,6 +122,15 @@ class manual_clock {
   /// not return: use advance().
   std::size_t run_until_idle() { return drive(duration::max(), true); }
 
+  /// Turns auto-advance without a driver on or off (see the class
+  /// comment). Turning it on throws std::logic_error when the context
+  /// cannot have it (its reactor existed before use_manual_clock).
+  void auto_advance(bool on);
+  /// Whether auto-advance without a driver is on.
+  bool auto_advance() const noexcept { return auto_advance_.load(std::memory_order_acquire); }
+  /// How many times auto-advance without a driver moved the time so far.
+  std::uint64_t auto_advances() const noexcept { return auto_advances_.load(std::memory_order_acquire); }
+
   /// Steps the virtual system clock to @p t (back or forth), as NTP or
   /// `date -s` would, and runs what that makes ready (system timer waits
   /// whose expiry passed complete with success). Returns what
@@ -120,6 +144,8 @@ class manual_clock {
 
  private:
   friend class detail::timer_service_base;
+  friend class detail::manual_clock_idle_hook;
+  friend manual_clock& use_manual_clock(boost::asio::io_context& io);
   manual_clock(boost::asio::io_context& io, detail::timer_service_base& service) noexcept;
 
   template <class Rep, class Period>
@@ -135,10 +161,18 @@ class manual_clock {
   /// io.restart(), io.poll(); refused from a thread running the context.
   std::size_t poll_ready(const char* what);
   std::size_t step_by(duration step);
+  /// The idle hook's call, on the thread that would block running the
+  /// context: moves the time to the first deadline pending and has the
+  /// shards post their collect; false (nothing done) when no wait is pending
+  /// or the context is stopped.
+  bool advance_when_idle();
 
   boost::asio::io_context& io_;
   detail::timer_service_base& service_;
   detail::manual_time time_;
+  detail::manual_clock_idle_hook* idle_hook_ = nullptr;  // the context's reactor, when use_manual_clock made it
+  std::atomic<bool> auto_advance_{false};
+  std::atomic<std::uint64_t> auto_advances_{0};
 };
 
 /// Puts @p io's chronopool timers on a manual clock and returns it (owned

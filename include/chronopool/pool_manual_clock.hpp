@@ -7,8 +7,10 @@
 #include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 
 namespace chronopool {
 
@@ -30,7 +32,8 @@ class timer_service_base;
 /// system_timer, periodic_timer and sleeps on the pool's executor all read
 /// this clock.
 ///
-/// Time moves only when the test says so. The pool's threads run the work;
+/// Time moves when the test says so (or, with auto-advance on, whenever
+/// the pool is idle). The pool's threads run the work;
 /// the calling thread moves the time one deadline at a time and waits,
 /// at each, until the pool is quiet (nothing running, nothing due):
 ///
@@ -43,6 +46,22 @@ class timer_service_base;
 ///   waits only on time, the time jumps to the next deadline (tokio's
 ///   rule); it returns when nothing is queued (a periodic schedule never
 ///   ends, so use advance() there).
+/// - auto_advance(true) (or scheduled_thread_pool_options::
+///   manual_clock_auto_advance) does the same without a driver: whenever
+///   every pool thread waits for work and nothing is due, the thread that
+///   went idle last moves the time to the earliest deadline queued and the
+///   tasks due there run, each seeing now() at its deadline. A test then
+///   only submits and waits (a future's get(), wait_for_termination()): a
+///   task delayed by 10 minutes runs at once. Off by default, unlike
+///   tokio's paused clock: the test's thread is outside the pool, which is
+///   idle between the test's own steps and would run ahead of them. The
+///   time never jumps while a task or posted function runs or is due.
+///   Submissions from the test's thread race it: a pool idle between two
+///   of them may jump in between. To queue a scenario in a set order,
+///   submit it with auto-advance off and turn it on after, or submit it
+///   from one task.
+///   While advance(), run_for(), run_until_idle() or a wall step runs, that
+///   call moves the time and auto-advance waits.
 /// - set_system_time() and step_system_time() step the virtual system
 ///   clock: wall-clock tasks (schedule_at with a system_clock instant,
 ///   schedule_cron) and system timers on the pool follow the step as after
@@ -107,6 +126,14 @@ class pool_manual_clock {
     stall_by(checked(d, "stall"));
   }
 
+  /// Turns auto-advance on or off (see the class comment); turned on, an
+  /// idle pool jumps at once. Callable from any thread.
+  void auto_advance(bool on) noexcept;
+  /// Whether auto-advance is on.
+  bool auto_advance() const noexcept { return auto_advance_.load(std::memory_order_acquire); }
+  /// How many times auto-advance moved the time so far.
+  std::uint64_t auto_advances() const;
+
   /// Steps the virtual system clock to @p t (back or forth), as NTP or
   /// `date -s` would, and waits until the pool has run what that made due.
   /// Returns how much completed_task_count() grew meanwhile (the pool's
@@ -145,6 +172,7 @@ class pool_manual_clock {
   detail::pool_core& core_;
   detail::timer_service_base* timers_ = nullptr;  // the pool's own timer service (its system timers follow steps)
   detail::manual_time time_;
+  std::atomic<bool> auto_advance_{false};
 };
 
 /// The manual clock of @p pool; std::logic_error when @p pool runs on the

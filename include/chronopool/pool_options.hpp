@@ -126,6 +126,14 @@ struct scheduled_thread_pool_options {
   /// virtual time, which moves only when the test advances the clock.
   /// precision_spin_limit must then be zero (std::invalid_argument).
   bool use_manual_clock = false;
+  /// Testing, with use_manual_clock: the manual clock auto-advances from the
+  /// start (pool_manual_clock::auto_advance): whenever every pool thread is
+  /// idle and nothing is due, the virtual time jumps to the earliest
+  /// deadline queued, so delayed work runs without advance(). Off by
+  /// default: the test's own thread is outside the pool, which would
+  /// otherwise race ahead of the test's steps. Without use_manual_clock:
+  /// std::invalid_argument.
+  bool manual_clock_auto_advance = false;
 
   // ---- hooks (all optional; called on pool threads unless noted) ----------
 

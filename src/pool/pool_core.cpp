@@ -35,6 +35,9 @@ scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
   if (o.precision_spin_limit < std::chrono::nanoseconds::zero())
     throw std::invalid_argument("chronopool: precision_spin_limit must not be negative");
   // Spinning waits for real time to pass, which a manual clock's never does.
+  if (o.manual_clock_auto_advance && !o.use_manual_clock)
+    throw std::invalid_argument("chronopool: manual_clock_auto_advance is true but use_manual_clock is false "
+                                "(auto-advance moves a manual clock; set use_manual_clock too)");
   if (o.use_manual_clock && o.precision_spin_limit != std::chrono::nanoseconds::zero())
     throw std::invalid_argument(fmt::format("chronopool: precision_spin_limit must be zero with use_manual_clock (was {})",
                                             o.precision_spin_limit));
@@ -79,6 +82,8 @@ pool_core::pool_core(scheduled_thread_pool_options options)
     set_manual_time(&manual_clock_->time_);
     wall_.use_manual_time(&manual_clock_->time_);
     queue_.use_manual_time(&manual_clock_->time_);
+    queue_.watch_takers(&live_);
+    if (options_.manual_clock_auto_advance) manual_clock_->auto_advance(true);
     manual_clocks_attached.fetch_add(1, std::memory_order_relaxed);
   }
   if (options_.rejection_handler)
@@ -179,7 +184,12 @@ delayed_work_queue::wait_result pool_core::get_work() {
       how.pool_runs_posted_work = state_.load() < run_state::stop;
       complete_pool_waits(quiet_now, how);
     }
-    if (retire) return {};
+    if (retire) {
+      // A manual clock's driver waiting for every thread to be idle no
+      // longer waits for this one.
+      if (manual_clock_) queue_.taker_left();
+      return {};
+    }
     auto r = queue_.wait_for_task(limit);
     switch (r.status) {
       case delayed_work_queue::wait_status::task:

@@ -14,7 +14,6 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
-#include <thread>
 
 namespace chronopool {
 
@@ -41,14 +40,46 @@ void pool_manual_clock::settle() {
   core_.wait_until_quiet(detail::saturating_add(now(), duration(1)), time_point::max());
   // Then every thread back in its wait: a thread between its last run and
   // its wait has yet to read the time (its keep_alive is measured from it),
-  // which must be the time it went idle at, not the next deadline's. A
-  // short sleep per look: the threads are on their way, without a lock to
-  // be told by.
-  while (!core_.manual_threads_idle()) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  // which must be the time it went idle at, not the next deadline's. The
+  // queue tells us: a thread going idle on a manual clock notifies, and so
+  // does one that retires.
+  core_.wait_manual_threads_idle();
 }
+
+void pool_manual_clock::auto_advance(bool on) noexcept {
+  auto_advance_.store(on, std::memory_order_release);
+  core_.set_manual_auto_advance(on ? &time_ : nullptr);
+}
+
+std::uint64_t pool_manual_clock::auto_advances() const { return core_.manual_auto_advances(); }
+
+namespace {
+
+// Auto-advance waits while a driver call moves the time (advance(d) must
+// stop at now() + d), and resumes as it was when the call returns.
+class auto_advance_paused {
+ public:
+  auto_advance_paused(detail::pool_core& core, detail::manual_time* time, bool on) noexcept
+      : core_(core), time_(time), on_(on) {
+    if (on_) core_.set_manual_auto_advance(nullptr);
+  }
+  auto_advance_paused(const auto_advance_paused&) = delete;
+  auto_advance_paused& operator=(const auto_advance_paused&) = delete;
+  ~auto_advance_paused() {
+    if (on_) core_.set_manual_auto_advance(time_);
+  }
+
+ private:
+  detail::pool_core& core_;
+  detail::manual_time* time_;
+  bool on_;
+};
+
+}  // namespace
 
 std::size_t pool_manual_clock::drive(duration by, bool to_idle, const char* what) {
   refuse_from_pool_thread(what);
+  const auto_advance_paused paused(core_, &time_, auto_advance());
   const time_point target = to_idle ? time_point::max() : detail::saturating_add(now(), by);
   const std::uint64_t before = core_.completed_task_count();
   settle();
@@ -81,6 +112,7 @@ std::size_t pool_manual_clock::set_system_time(system_time_point t) {
 
 std::size_t pool_manual_clock::step_by(duration step) {
   refuse_from_pool_thread("step_system_time");
+  const auto_advance_paused paused(core_, &time_, auto_advance());
   const std::uint64_t before = core_.completed_task_count();
   time_.step_system(step);
   core_.manual_system_step();

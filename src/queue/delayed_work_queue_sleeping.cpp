@@ -33,8 +33,11 @@ bool delayed_work_queue::sleep_until(std::unique_lock<std::mutex>& lock, time_po
   ++sleeping_;
   bool woken = true;
   // On a manual clock no real time comes: the sleep ends when woken (the
-  // time moved, or work came).
-  if (is_never(until) || manual_ != nullptr) {
+  // time moved, or work came), or at once when this taker moved the time
+  // itself (auto-advance). One test of manual_ on the real path, as before.
+  if (manual_ != nullptr) [[unlikely]] {
+    if (!manual_going_idle_locked()) available_.wait(lock);
+  } else if (is_never(until)) {
     available_.wait(lock);
   } else {
     woken = available_.wait_until(lock, until) == std::cv_status::no_timeout;

@@ -9,6 +9,8 @@
 #include <chronopool/detail/timer/wall_clock_waits.hpp>
 #include <chronopool/timer_service.hpp>
 
+#include "manual_clock_idle.hpp"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -20,7 +22,33 @@ namespace chronopool {
 manual_clock::manual_clock(boost::asio::io_context& io, detail::timer_service_base& service) noexcept
     : io_(io), service_(service) {}
 
-manual_clock::~manual_clock() = default;
+manual_clock::~manual_clock() {
+  // The hook (the context's reactor) outlives the timer service, which
+  // owns this clock: services go newest first.
+  if (idle_hook_ != nullptr) detail::connect_manual_clock_idle_hook(*idle_hook_, nullptr);
+}
+
+void manual_clock::auto_advance(bool on) {
+  if (on && idle_hook_ == nullptr)
+    throw std::logic_error("chronopool::manual_clock::auto_advance: this io_context's reactor existed before "
+                           "use_manual_clock(io) (an I/O object or Asio timer of it was made first), so the clock "
+                           "cannot see when the context is idle; call use_manual_clock first, or drive the clock");
+  auto_advance_.store(on, std::memory_order_release);
+}
+
+bool manual_clock::advance_when_idle() {
+  if (io_.stopped()) return false;
+  const std::optional<time_point> next = service_.manual_first_deadline();
+  if (!next) return false;
+  // The first deadline exactly, never past it: each handler due there runs
+  // with now() at its own deadline, in (deadline, start) order.
+  if (*next > now()) {
+    time_.set_now(*next);
+    auto_advances_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  service_.manual_time_moved();
+  return true;
+}
 
 void manual_clock::throw_negative(const char* what, duration d) {
   throw std::invalid_argument(fmt::format("chronopool::manual_clock::{}: the duration must not be negative (was {})",
@@ -72,7 +100,18 @@ std::size_t manual_clock::step_by(duration step) {
 }
 
 manual_clock& use_manual_clock(boost::asio::io_context& io) {
-  return boost::asio::use_service<timer_service>(io).attach_manual_clock(io);
+  // The idle hook is the context's reactor, made before the timer service,
+  // whose native timers would make the real one. A second call finds the
+  // service (and the clock) there already.
+  detail::manual_clock_idle_hook* hook = nullptr;
+  if (!boost::asio::has_service<timer_service>(io)) hook = detail::install_manual_clock_idle_hook(io);
+  manual_clock& attached = boost::asio::use_service<timer_service>(io).attach_manual_clock(io);
+  if (hook != nullptr && attached.idle_hook_ == nullptr) {
+    attached.idle_hook_ = hook;
+    attached.auto_advance_.store(true, std::memory_order_release);  // tokio's paused clock auto-advances
+    detail::connect_manual_clock_idle_hook(*hook, &attached);
+  }
+  return attached;
 }
 
 manual_clock& manual_clock_of(boost::asio::io_context& io) {

@@ -23,6 +23,7 @@
 
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -465,6 +466,16 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
          chronopool::system_timer t(ctx);
          chronopool::use_manual_clock(ctx);
        }},
+      {"manual_clock::auto_advance", "true, on a context whose reactor came first", expect::logic_error,
+       {"manual_clock::auto_advance", "use_manual_clock"},
+       [&] {
+         asio::io_context ctx;
+         asio::steady_timer asio_timer(ctx);  // Asio's own timer makes the reactor
+         chronopool::use_manual_clock(ctx).auto_advance(true);
+       }},
+      {"scheduled_thread_pool(options)", "manual_clock_auto_advance without use_manual_clock", ia,
+       {"manual_clock_auto_advance is true", "use_manual_clock is false"},
+       [&] { scheduled_thread_pool p(options_with([](auto& o) { o.manual_clock_auto_advance = true; })); }},
       {"manual_clock_of(io_context)", "a context on the real clock", expect::logic_error,
        {"manual_clock_of", "use_manual_clock"}, [&] { chronopool::manual_clock_of(io); }},
       {"pool_manual_clock::advance", "-1 ms", ia, {"pool_manual_clock::advance", "-1000000ns"},

@@ -64,6 +64,13 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// For the manual clock's driver: whether every thread in the work loop
   /// waits for work (none is between runs, about to read the time).
   bool manual_threads_idle() const noexcept { return queue_.idle_takers() >= live_.load(); }
+  /// For the manual clock's driver: blocks until manual_threads_idle()
+  /// holds (told by the queue, not polled).
+  void wait_manual_threads_idle() { queue_.wait_takers_idle(); }
+  /// Auto-advance of the manual clock's @p time on (non-null) or off.
+  void set_manual_auto_advance(manual_time* time) noexcept { queue_.set_auto_advance(time); }
+  /// Times auto-advance moved the manual clock.
+  std::uint64_t manual_auto_advances() const { return queue_.auto_advances(); }
   /// For the manual clock's driver, after a step of its system clock: the
   /// wall-clock tasks are re-timed as after a real step.
   void manual_system_step() noexcept { wall_.on_manual_step(); }

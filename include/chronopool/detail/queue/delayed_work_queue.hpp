@@ -64,6 +64,25 @@ class delayed_work_queue {
   void use_manual_time(const manual_time* m) noexcept;
   /// The manual time moved: every taker looks again (see use_manual_time).
   void time_moved() noexcept;
+  /// On a manual clock: the count of threads that take from this queue (the
+  /// pool's threads in their work loop), which wait_takers_idle() and
+  /// auto-advance compare the idle takers with. Before any taker waits.
+  void watch_takers(const std::atomic<std::size_t>* takers) noexcept;
+  /// Auto-advance on a manual clock (@p time non-null; null turns it off):
+  /// the taker that goes idle last, with every taker idle and nothing due,
+  /// moves @p time to the earliest deadline queued and looks again, instead
+  /// of sleeping (see docs/design.md, "Testable time"). Turning it on wakes
+  /// the takers, so a pool idle already jumps at once.
+  void set_auto_advance(manual_time* time) noexcept;
+  /// Blocks until every taker (watch_takers) waits for work: none is running
+  /// anything or on its way back. On a manual clock only: a taker going
+  /// idle there notifies, and so does taker_left().
+  void wait_takers_idle();
+  /// A taker left the work loop for good (its count was lowered first):
+  /// wakes wait_takers_idle(), for which it is no longer awaited.
+  void taker_left() noexcept;
+  /// Times auto-advance moved the time (testing aid).
+  std::uint64_t auto_advances() const;
   /// The time the queue runs on: steady_clock::now(), or the manual time.
   time_point now() const noexcept {
     if (manual_ == nullptr) [[likely]]
@@ -267,12 +286,24 @@ class delayed_work_queue {
   void signal_spinners() noexcept {
     if (anyone_spinning()) signals_.fetch_add(1, std::memory_order_relaxed);
   }
+  /// A taker (counted in idle_) is about to sleep on a manual clock: tells
+  /// wait_takers_idle(), and with auto-advance on, when it is the last taker
+  /// to go idle and nothing is due, moves the time to the earliest deadline
+  /// and returns true (the caller looks again instead of sleeping). The lock held.
+  bool manual_going_idle_locked();
 
   mutable std::mutex mutex_;
   std::condition_variable available_;
   // The manual clock's time, or null (the real clock); set before the
   // first offer, read by every clock reading (a predictable branch).
   const manual_time* manual_ = nullptr;
+  // Manual clock only (null otherwise), guarded by mutex_: the takers'
+  // count (watch_takers), the time auto-advance moves (null: off), how often
+  // it did, and the driver's wait for every taker to be idle.
+  const std::atomic<std::size_t>* takers_ = nullptr;
+  manual_time* auto_advance_ = nullptr;
+  std::uint64_t auto_advances_ = 0;
+  std::condition_variable takers_idle_;
   deadline_index index_;
   std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
   std::uint64_t taken_ = 0;         // items handed to takers by take_locked(), ever
