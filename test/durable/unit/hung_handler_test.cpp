@@ -27,10 +27,12 @@ BOOST_AUTO_TEST_CASE(a_hung_handler_gives_its_fire_back_after_max_run_time) {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::atomic<int> calls{0};
+  std::atomic<int> returned{0};
   {
     cd::scheduler s(pool.get_executor(), o);
     s.register_handler("job", [&](const cd::fire_context&) {
       if (calls.fetch_add(1) == 0) released.wait();  // hangs, deaf to its stop token
+      returned.fetch_add(1);
     });
     s.start();
     s.async_schedule("hang", "job", "", 0ms, boost::asio::use_future).get();
@@ -38,6 +40,9 @@ BOOST_AUTO_TEST_CASE(a_hung_handler_gives_its_fire_back_after_max_run_time) {
     BOOST_TEST(wait_until([&] { return calls.load() >= 2; }, 10s), "calls " << calls.load());
     BOOST_TEST(s.stats().timed_out == 1u);
     release.set_value();
+    // The timed-out run is no longer the scheduler's: stop() does not wait
+    // for it, so the test does, before the locals it uses go.
+    BOOST_TEST(wait_until([&] { return returned.load() == calls.load(); }, 10s));
   }
 }
 
