@@ -9,6 +9,7 @@
 // with now() at most its deadline as read after its submission. Every
 // task due must run; "never" tasks must not. Counts scale with
 // CHRONOPOOL_STRESS_SCALE (stress_config.hpp).
+#include "random_submitters.hpp"
 #include "stress_config.hpp"
 
 #include <chronopool/pool_manual_clock.hpp>
@@ -23,7 +24,6 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -78,40 +78,31 @@ BOOST_AUTO_TEST_CASE(manual_clock_auto_advance_ledger_under_concurrent_submissio
   const steady::time_point start = clock.now();
 
   std::atomic<std::size_t> expected_finished{0};  // every task but the "never" ones
-  std::vector<std::thread> threads;
-  for (int p = 0; p < auto_ledger::producers; ++p) {
-    threads.emplace_back([&, p] {
-      std::mt19937_64 rng(seed + static_cast<std::uint64_t>(p));
-      std::uniform_int_distribution<int> delay_ms(-5, 50);
-      std::uniform_int_distribution<int> pick(0, 99);
-      for (std::size_t k = 0; k < per_producer; ++k) {
-        const std::size_t id = static_cast<std::size_t>(p) * per_producer + k;
-        const int choice = pick(rng);
-        if (choice == 0) {
-          auto f = pool.schedule(std::chrono::hours::max(), [&b, id] { b.ran[id].fetch_add(1); });
-          const std::lock_guard lock(never_mutex);
-          never_run.push_back(std::move(f));
-          continue;
-        }
-        expected_finished.fetch_add(1);
-        const auto delay = std::max(std::chrono::milliseconds(delay_ms(rng)), 0ms);
-        b.earliest[id].store((pool.now() + delay).time_since_epoch().count());
-        b.latest[id].store(std::numeric_limits<std::int64_t>::max());  // until known: a run meanwhile is not late
-        auto f = pool.schedule(delay, [&b, &pool, id] {
-          const std::int64_t now = pool.now().time_since_epoch().count();
-          if (now < b.earliest[id].load()) b.early[id].store(1);
-          if (now > b.latest[id].load()) b.late[id].store(1);
-          b.ran[id].fetch_add(1);
-          b.finish(id);
-        });
-        b.latest[id].store((pool.now() + delay).time_since_epoch().count());
-        if (choice < 10 && f.cancel(false)) {
-          b.cancelled[id].store(1);
-          b.finish(id);
-        }
-      }
+  auto never = [&](std::size_t id) {
+    auto f = pool.schedule(std::chrono::hours::max(), [&b, id] { b.ran[id].fetch_add(1); });
+    const std::lock_guard lock(never_mutex);
+    never_run.push_back(std::move(f));
+  };
+  auto timed = [&](std::size_t id, std::chrono::milliseconds requested, bool cancel_at_once) {
+    expected_finished.fetch_add(1);
+    const auto delay = std::max(requested, 0ms);
+    b.earliest[id].store((pool.now() + delay).time_since_epoch().count());
+    b.latest[id].store(std::numeric_limits<std::int64_t>::max());  // until known: a run meanwhile is not late
+    auto f = pool.schedule(delay, [&b, &pool, id] {
+      const std::int64_t now = pool.now().time_since_epoch().count();
+      if (now < b.earliest[id].load()) b.early[id].store(1);
+      if (now > b.latest[id].load()) b.late[id].store(1);
+      b.ran[id].fetch_add(1);
+      b.finish(id);
     });
-  }
+    b.latest[id].store((pool.now() + delay).time_since_epoch().count());
+    if (cancel_at_once && f.cancel(false)) {
+      b.cancelled[id].store(1);
+      b.finish(id);
+    }
+  };
+  std::vector<std::thread> threads =
+      stress::start_random_submitters({auto_ledger::producers, per_producer, seed}, never, timed);
   for (auto& t : threads) t.join();
   // No driver: the idle pool moves its own clock until every task ran. A
   // real bound only (generous: sanitizers on a loaded machine).

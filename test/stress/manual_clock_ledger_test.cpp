@@ -10,6 +10,7 @@
 // must have run at exactly its ideal instants, one per period passed: the
 // driver settles the pool deadline by deadline while submissions race it.
 // Counts scale with CHRONOPOOL_STRESS_SCALE (stress_config.hpp).
+#include "random_submitters.hpp"
 #include "stress_config.hpp"
 
 #include <chronopool/pool_manual_clock.hpp>
@@ -74,41 +75,32 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
     ticks.push_back(pool.now());
   });
 
-  std::atomic<int> producing{clock_producers};
-  std::vector<std::thread> threads;
-  for (int p = 0; p < clock_producers; ++p) {
-    threads.emplace_back([&, p] {
-      std::mt19937_64 rng(seed + static_cast<std::uint64_t>(p));
-      std::uniform_int_distribution<int> delay_ms(-5, 50);
-      std::uniform_int_distribution<int> pick(0, 99);
-      for (std::size_t k = 0; k < per_producer; ++k) {
-        const std::size_t id = static_cast<std::size_t>(p) * per_producer + k;
-        const int choice = pick(rng);
-        if (choice == 0) {
-          // Never: must neither run nor hold up run_until_idle().
-          auto f = pool.schedule(std::chrono::hours::max(), [&l, id] { l.ran[id].fetch_add(1); });
-          const std::lock_guard lock(never_mutex);
-          never_run.push_back(std::move(f));
-          continue;
-        }
-        // The deadline is at least the time read here plus the delay (later
-        // when the clock moves meanwhile): a run before that is early.
-        const auto delay = std::chrono::milliseconds(delay_ms(rng));
-        l.deadline[id].store((pool.now() + std::max(delay, 0ms)).time_since_epoch().count());
-        auto f = pool.schedule(delay, [&l, &pool, id] {
-          l.started_at[id].store(l.sequence.fetch_add(1));
-          if (pool.now().time_since_epoch().count() < l.deadline[id].load()) l.early[id].store(1);
-          l.ran[id].fetch_add(1);
-        });
-        if (choice < 10 && f.cancel(false)) l.cancelled_at[id].store(l.sequence.fetch_add(1));
-      }
-      producing.fetch_sub(1);
+  std::atomic<std::size_t> submitted{0};
+  auto never = [&](std::size_t id) {
+    // Never: must neither run nor hold up run_until_idle().
+    auto f = pool.schedule(std::chrono::hours::max(), [&l, id] { l.ran[id].fetch_add(1); });
+    const std::lock_guard lock(never_mutex);
+    never_run.push_back(std::move(f));
+    submitted.fetch_add(1);
+  };
+  auto timed = [&](std::size_t id, std::chrono::milliseconds delay, bool cancel_at_once) {
+    // The deadline is at least the time read here plus the delay (later
+    // when the clock moves meanwhile): a run before that is early.
+    l.deadline[id].store((pool.now() + std::max(delay, 0ms)).time_since_epoch().count());
+    auto f = pool.schedule(delay, [&l, &pool, id] {
+      l.started_at[id].store(l.sequence.fetch_add(1));
+      if (pool.now().time_since_epoch().count() < l.deadline[id].load()) l.early[id].store(1);
+      l.ran[id].fetch_add(1);
     });
-  }
+    if (cancel_at_once && f.cancel(false)) l.cancelled_at[id].store(l.sequence.fetch_add(1));
+    submitted.fetch_add(1);
+  };
+  std::vector<std::thread> threads =
+      stress::start_random_submitters({clock_producers, per_producer, seed}, never, timed);
   // The clock moves by random steps while the clock_producers submit.
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> step_us(0, 3000);
-  while (producing.load() != 0) clock.advance(std::chrono::microseconds(step_us(rng)));
+  while (submitted.load() < l.ran.size()) clock.advance(std::chrono::microseconds(step_us(rng)));
   for (auto& t : threads) t.join();
   // Everything submitted is due within 50 ms of its submission.
   clock.advance(100ms);
