@@ -59,6 +59,10 @@ class cron_state final
     // The system timer completes no earlier than the instant by the system
     // clock, steps included.
     const sys_time instant = cursor_.current();
+    // Lateness by the context's system clock, the one the instant is on;
+    // run time by its steady (or manual) clock, which wall steps do not move.
+    const sys_time started_at = this->schedule_system_now();
+    const time_point started = this->schedule_now();
     bool stop = false;
     std::exception_ptr error;
     try {
@@ -66,6 +70,9 @@ class cron_state final
     } catch (...) {
       error = std::current_exception();
     }
+    this->record_run(saturating_difference(time_point(started_at.time_since_epoch()),
+                                           time_point(instant.time_since_epoch())),
+                     saturating_difference(this->schedule_now(), started));
     if (!this->end_run(stop, std::move(error), options_)) return;
     // The context's system time: a manual clock's, on a context that has one.
     if (!cursor_.advance(this->schedule_system_now())) {

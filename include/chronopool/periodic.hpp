@@ -411,8 +411,9 @@ class periodic_handle {
   std::exception_ptr error() const noexcept { return state_ ? state_->error() : nullptr; }
   /// The runs so far, how late each started and how long each took (see
   /// periodic_stats); empty for an empty handle. A calendar schedule
-  /// (chronopool::schedule_cron) counts its runs but records no histograms.
-  /// Recording costs each run one clock read and two histogram increments.
+  /// (chronopool::schedule_cron) measures lateness from its instant by the
+  /// context's system clock. Recording costs each run one clock read (two
+  /// for a calendar schedule) and two histogram increments.
   periodic_stats stats() const { return state_ ? state_->stats() : periodic_stats{}; }
 
   /// @name Control of the schedule

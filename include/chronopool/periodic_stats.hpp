@@ -22,7 +22,8 @@ struct periodic_stats {
   std::uint64_t runs = 0;  ///< handler runs that ended, by returning or by throwing (periodic_handle::ticks())
   /// How late each run started: its start minus the deadline its wait was
   /// armed for (the ideal instant plus jitter, up to its leeway slot; for a trigger_now() run,
-  /// the trigger). On a manual clock, virtual time: exactly 0 for a run
+  /// the trigger; for a calendar schedule, its instant, by the system
+  /// clock). On a manual clock, virtual time: exactly 0 for a run
   /// that advance() started at its deadline. Mergeable with other
   /// schedules', pools' and processes'.
   latency_histogram lateness_histogram;

@@ -156,4 +156,32 @@ BOOST_AUTO_TEST_CASE(cron_timer_and_schedule_cron_on_a_manual_io_context_fire_at
   handle.cancel();
 }
 
+// A calendar schedule's stats: lateness from each instant by the system
+// clock (exactly 0 on time, the step's overshoot after a step past an
+// instant) and run time by the steady clock (exactly what the handler
+// stalled).
+BOOST_AUTO_TEST_CASE(schedule_cron_on_a_manual_io_context_records_lateness_and_run_time) {
+  asio::io_context io;
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  clock.set_system_time(spring[0] - 12h);
+  auto handle = chronopool::schedule_cron(io.get_executor(), "0 2 * * *", "Europe/Berlin",
+                                          [&] { clock.stall(3ms); });
+  clock.advance(spring.back() - spring.front() + 12h);
+  chronopool::periodic_stats s = handle.stats();
+  BOOST_TEST(s.runs == 3u);
+  BOOST_TEST(s.lateness_histogram.count() == 3u);
+  BOOST_TEST((s.lateness_histogram.max() == std::chrono::nanoseconds(0)));
+  BOOST_TEST(s.run_time_histogram.count() == 3u);
+  BOOST_TEST((s.run_time_histogram.min() == std::chrono::nanoseconds(3ms)));
+  BOOST_TEST((s.run_time_histogram.max() == std::chrono::nanoseconds(3ms)));
+  // Now at the last instant; a step of 36 h lands 12 h past the next one
+  // (31 March, 00:00 UTC), which then runs at once, that late.
+  clock.step_system_time(36h);
+  s = handle.stats();
+  BOOST_TEST(s.runs == 4u);
+  BOOST_TEST((s.lateness_histogram.max() >= std::chrono::nanoseconds(12h)));
+  BOOST_TEST((s.lateness_histogram.max() <= std::chrono::nanoseconds(12h + 1s)));
+  handle.cancel();
+}
+
 BOOST_AUTO_TEST_SUITE_END()
