@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chronopool/detail/time/saturating_time.hpp>
+#include <chronopool/detail/timer/timer_service_lookup.hpp>
 #include <chronopool/timer_service.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -22,15 +23,6 @@
 namespace chronopool {
 
 namespace detail {
-
-template <class Executor>
-timer_service& timer_service_of(const Executor& ex) {
-  if constexpr (boost::asio::execution::is_executor<Executor>::value) {
-    return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
-  } else {
-    return boost::asio::use_service<timer_service>(ex.context());
-  }
-}
 
 template <class Executor>
 class initiate_async_sleep {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chronopool/detail/timer/timer_object_impl.hpp>
+#include <chronopool/detail/timer/timer_service_lookup.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/timer_service.hpp>
 
@@ -70,7 +71,7 @@ class basic_scheduled_timer {
   template <class ExecutionContext>
     requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
   explicit basic_scheduled_timer(ExecutionContext& ctx)
-      : object_(executor_type(ctx.get_executor()), boost::asio::use_service<timer_service>(ctx)) {}
+      : object_(executor_type(ctx.get_executor()), detail::timer_service_of(ctx)) {}
   // The expiry constructors and setters are templates over the unit, where
   // Asio's take the clock's own types: an implicit conversion to nanoseconds
   // at the call site would overflow for hours::max() before we could
@@ -260,13 +261,7 @@ class basic_scheduled_timer {
     return service().manual_or_real_now();
   }
 
-  static timer_service& service_for(const executor_type& ex) {
-    if constexpr (boost::asio::execution::is_executor<executor_type>::value) {
-      return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
-    } else {
-      return boost::asio::use_service<timer_service>(ex.context());
-    }
-  }
+  static timer_service& service_for(const executor_type& ex) { return detail::timer_service_of(ex); }
 
   /// Found through the timer's home shard: one pointer less per timer.
   detail::timer_service_base& service() const noexcept { return impl().home(std::memory_order_relaxed)->service(); }

@@ -59,8 +59,9 @@ class scheduled_thread_pool;
 /// which is not part of the API.
 class timer_service : public detail::timer_service_base {
  public:
-  using key_type = timer_service;                ///< Asio's service key: the service itself
-  static boost::asio::execution_context::id id;  ///< Asio's service id
+  /// Asio's service id. The registry finds the service by this id's address
+  /// (no key_type, so no type_info compared by name on each lookup).
+  static boost::asio::execution_context::id id;
 
   /// Made by boost::asio::use_service<timer_service>(ctx), once per context.
   explicit timer_service(boost::asio::execution_context& ctx);

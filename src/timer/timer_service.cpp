@@ -5,6 +5,7 @@
 #include <chronopool/detail/pool/pool_core.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
+#include <chronopool/detail/timer/timer_service_lookup.hpp>
 #include <chronopool/detail/support/human_duration.hpp>
 
 #include <fmt/format.h>
@@ -19,7 +20,13 @@ boost::asio::execution_context::id timer_service::id;
 
 timer_service::timer_service(boost::asio::execution_context& ctx) : detail::timer_service_base(ctx) {}
 
-timer_service::~timer_service() = default;
+namespace detail {
+std::atomic<std::uint64_t> timer_services_destroyed{0};
+}  // namespace detail
+
+// Bumped before anything of the service goes: a thread's lookup memo
+// (timer_service_lookup.hpp) for this context is stale from here on.
+timer_service::~timer_service() { detail::timer_services_destroyed.fetch_add(1, std::memory_order_release); }
 
 void timer_service::use_pool(scheduled_thread_pool& pool) { route_to_pool(pool, pool.core_); }
 

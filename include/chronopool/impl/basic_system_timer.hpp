@@ -7,6 +7,7 @@
 
 #include <chronopool/basic_scheduled_timer.hpp>
 #include <chronopool/detail/time/clock_steps.hpp>
+#include <chronopool/detail/timer/timer_service_lookup.hpp>
 #include <chronopool/detail/timer/wall_clock_waits.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -247,12 +248,7 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   }
 
   static detail::wall_clock_waits& waits_for(const executor_type& ex) {
-    if constexpr (boost::asio::execution::is_executor<executor_type>::value) {
-      return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context))
-          .wall_waits();
-    } else {
-      return boost::asio::use_service<timer_service>(ex.context()).wall_waits();
-    }
+    return detail::timer_service_of(ex).wall_waits();
   }
 
   executor_type ex_;
