@@ -134,7 +134,9 @@ class manual_clock {
   /// Steps the virtual system clock to @p t (back or forth), as NTP or
   /// `date -s` would, and runs what that makes ready (system timer waits
   /// whose expiry passed complete with success). Returns what
-  /// io_context::poll counted. The steady time does not move.
+  /// io_context::poll counted. The steady time does not move. As with
+  /// poll(), a context left without work is stopped: call io.restart()
+  /// before a later io.run().
   std::size_t set_system_time(system_time_point t);
   /// set_system_time(system_now() + @p step); any unit, saturating; either sign.
   template <class Rep, class Period>
