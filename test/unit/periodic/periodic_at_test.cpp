@@ -3,11 +3,12 @@
 // Periodic handlers on executors started at an absolute instant: the first
 // tick comes no earlier than the instant, and the schedule is first + k *
 // period. Periods of an hour with a past first instant make the number of
-// ticks exact: only the grid's past instants can have run.
+// ticks exact: only the grid's past instants can have run. The first case
+// runs on the real clock, the others on a manual clock, at exact instants.
+#include <chronopool/manual_clock.hpp>
 #include <chronopool/periodic.hpp>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -18,12 +19,6 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-/// Runs @p io for @p d, then returns.
-void run_for(asio::io_context& io, steady::duration d) {
-  io.run_for(d);
-  io.restart();
-}
 
 chronopool::periodic_options with_policy(chronopool::missed_tick_policy p) {
   chronopool::periodic_options o;
@@ -51,41 +46,60 @@ BOOST_AUTO_TEST_CASE(fixed_rate_ticks_no_earlier_than_first_plus_k_periods) {
   }
 }
 
+// The cases below run on a manual clock: the ticks of an hour-long grid
+// come at exact virtual instants (recorded from the start), and "nothing
+// more runs" is an hour of virtual time rather than a second of real time.
+using ticks_seen = std::vector<std::chrono::nanoseconds>;
+
 BOOST_AUTO_TEST_CASE(a_past_first_instant_runs_at_once_then_bursts_on_its_grid) {
   // first, first + 1 h and first + 2 h have passed; first + 3 h is half an
-  // hour away: burst runs exactly three ticks now.
+  // hour away: burst runs exactly three ticks now, the fourth at first + 3 h.
   asio::io_context io;
-  int ticks = 0;
-  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), steady::now() - 150min, 1h, [&] { ++ticks; });
-  run_for(io, 1s);
-  BOOST_TEST(ticks == 3);
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  const steady::time_point start = clock.now();
+  ticks_seen seen;
+  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), start - 150min, 1h,
+                                              [&] { seen.push_back(clock.now() - start); });
+  clock.advance(30min - 1ns);
+  BOOST_TEST(seen == (ticks_seen{0ns, 0ns, 0ns}), boost::test_tools::per_element());
   BOOST_TEST(h.active());
+  clock.advance(1ns);
+  BOOST_TEST(seen == (ticks_seen{0ns, 0ns, 0ns, 30min}), boost::test_tools::per_element());
   h.cancel();
-  io.run();
+  clock.run_until_idle();
 }
 
 BOOST_AUTO_TEST_CASE(a_past_first_instant_with_skip_runs_once) {
   asio::io_context io;
-  int ticks = 0;
-  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), steady::now() - 150min, 1h, [&] { ++ticks; },
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  const steady::time_point start = clock.now();
+  ticks_seen seen;
+  auto h = chronopool::schedule_at_fixed_rate(io.get_executor(), start - 150min, 1h,
+                                              [&] { seen.push_back(clock.now() - start); },
                                               with_policy(chronopool::missed_tick_policy::skip));
-  run_for(io, 1s);
-  BOOST_TEST(ticks == 1);
+  clock.advance(30min - 1ns);
+  BOOST_TEST(seen == (ticks_seen{0ns}), boost::test_tools::per_element());
+  clock.advance(1ns);  // back on the grid: first + 3 h
+  BOOST_TEST(seen == (ticks_seen{0ns, 30min}), boost::test_tools::per_element());
   h.cancel();
-  io.run();
+  clock.run_until_idle();
 }
 
 BOOST_AUTO_TEST_CASE(fixed_delay_first_tick_at_the_instant) {
   asio::io_context io;
-  std::vector<steady::time_point> starts;
-  const auto first = steady::now() + 30ms;
-  auto h = chronopool::schedule_with_fixed_delay(io.get_executor(), first, 1h,
-                                                 [&] { starts.push_back(steady::now()); });
-  run_for(io, 1s);
-  BOOST_REQUIRE_EQUAL(starts.size(), 1u);
-  BOOST_CHECK(starts[0] >= first);
+  chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
+  const steady::time_point start = clock.now();
+  ticks_seen seen;
+  auto h = chronopool::schedule_with_fixed_delay(io.get_executor(), start + 30ms, 1h, [&] {
+    seen.push_back(clock.now() - start);
+    clock.stall(5ms);  // the handler takes 5 ms: the delay counts from its end
+  });
+  clock.advance(30ms + 1h);
+  BOOST_TEST(seen == (ticks_seen{30ms}), boost::test_tools::per_element());
+  clock.advance(5ms);
+  BOOST_TEST(seen == (ticks_seen{30ms, 30ms + 5ms + 1h}), boost::test_tools::per_element());
   h.cancel();
-  io.run();
+  clock.run_until_idle();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

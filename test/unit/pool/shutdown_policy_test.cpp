@@ -5,6 +5,7 @@
 #include "pool_test_support.hpp"
 
 #include <chronopool/errors.hpp>
+#include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
 #include <boost/test/data/monomorphic.hpp>
@@ -74,7 +75,10 @@ struct termination_probe {
 BOOST_AUTO_TEST_SUITE(shutdown_policy)
 
 // One periodic task, one delayed one-shot and two due one-shots are queued
-// behind a running task when shutdown() is called.
+// behind a running task when shutdown() is called. The pool runs on a
+// manual clock: the delayed task cannot fall due before the test says so,
+// and runs at exactly its deadline (join_runs_due_and_delayed_work_then_
+// terminates and the never-task cases below keep the real clock covered).
 BOOST_DATA_TEST_CASE(policies_decide_what_queued_work_does,
                      bdata::make({false, true}) * bdata::make({false, true}) * bdata::make({false, true}),
                      continue_periodic, execute_delayed, via_setters) {
@@ -90,12 +94,14 @@ BOOST_DATA_TEST_CASE(policies_decide_what_queued_work_does,
   std::atomic<int> late_runs{0};
   scheduled_thread_pool_options o;
   o.core_pool_size = 1;
+  o.use_manual_clock = true;
   if (!via_setters) {
     o.continue_existing_periodic_tasks_after_shutdown = continue_periodic;
     o.execute_existing_delayed_tasks_after_shutdown = execute_delayed;
   }
   term.install(o);
   scheduled_thread_pool pool(o);
+  chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
   term.pool = &pool;
   if (via_setters) {
     // Flip each setting away from its value and back, so a setter that does
@@ -124,17 +130,16 @@ BOOST_DATA_TEST_CASE(policies_decide_what_queued_work_does,
   BOOST_REQUIRE(started.wait_for_at_least(1));
 
   auto periodic = pool.schedule_at_fixed_rate(0ms, 2ms, [&] { periodic_runs.fetch_add(1); });
-  const auto delayed_deadline = steady::now() + 300ms;
+  const auto delayed_deadline = clock.now() + 300ms;
   auto delayed = pool.schedule_at(delayed_deadline, [&] {
-    delayed_ran_at.store(steady::now().time_since_epoch().count());
+    delayed_ran_at.store(pool.now().time_since_epoch().count());
     return 2;
   });
   auto due_now = pool.submit([] { return 3; });
   auto due_soon = pool.schedule(1ms, [] { return 4; });
-  std::this_thread::sleep_for(20ms);  // due_soon is overdue when shutdown() comes
+  clock.stall(20ms);  // due_soon is overdue when shutdown() comes; the delayed task is 280 ms away
 
   pool.shutdown();
-  BOOST_REQUIRE_MESSAGE(steady::now() < delayed_deadline - 100ms, "machine too slow: the delayed task is already due");
   BOOST_TEST(pool.is_shutdown());
   BOOST_TEST(pool.is_terminating());
   BOOST_TEST(!pool.is_terminated());
@@ -167,16 +172,15 @@ BOOST_DATA_TEST_CASE(policies_decide_what_queued_work_does,
   BOOST_REQUIRE(ready_within(due_soon));
   BOOST_TEST(due_soon.get() == 4);
 
-  if (execute_delayed && !continue_periodic) {
-    // The queued delayed task keeps the pool alive until its deadline.
-    const bool terminated_early = pool.is_terminated();
-    if (steady::now() < delayed_deadline) BOOST_TEST(!terminated_early);
-  }
-
   if (execute_delayed) {
+    // The queued delayed task keeps the pool alive until its deadline.
+    clock.advance(280ms - 1ns);
+    BOOST_TEST(!pool.is_terminated());
+    BOOST_TEST(!delayed.done());
+    clock.advance(1ns);
     BOOST_REQUIRE(ready_within(delayed));
     BOOST_TEST(delayed.get() == 2);
-    BOOST_TEST(delayed_ran_at.load() >= delayed_deadline.time_since_epoch().count(), "ran before its deadline");
+    BOOST_TEST(delayed_ran_at.load() == delayed_deadline.time_since_epoch().count(), "ran off its deadline");
   } else {
     BOOST_REQUIRE(ready_within(delayed));
     BOOST_CHECK_THROW(delayed.get(), task_cancelled);
@@ -185,8 +189,9 @@ BOOST_DATA_TEST_CASE(policies_decide_what_queued_work_does,
   if (continue_periodic) {
     // Periodic work goes on after shutdown(), so the pool cannot terminate.
     const int runs_then = periodic_runs.load();
-    BOOST_TEST(pool_test::eventually([&] { return periodic_runs.load() >= runs_then + 3; }));
-    BOOST_TEST(!pool.wait_for_termination(200ms));
+    clock.advance(6ms);  // three more instants of the 2 ms grid
+    BOOST_TEST(periodic_runs.load() >= runs_then + 3);
+    BOOST_TEST(!pool.wait_for_termination(20ms));
     BOOST_TEST(!periodic.done());
     BOOST_TEST(state_name(pool) == "shutdown");
     BOOST_TEST(pool.is_terminating());
