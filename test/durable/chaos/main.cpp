@@ -245,10 +245,14 @@ int run_harness(const settings& s) {
   std::vector<pid_t> workers;
   for (int i = 0; i < s.workers; ++i) workers.push_back(f.spawn());
 
-  const std::vector<std::string> kinds = {"kill -9 worker",         "SIGSTOP worker past its lease",
-                                          "kill -9 redis + restart", "proxy stall (no close)",
-                                          "proxy cuts all connections", chaos::data_loss_fault,
-                                          chaos::maxmemory_fault,  chaos::deploy_fault};
+  const std::vector<std::string> kinds = {"kill -9 worker",
+                                          "SIGSTOP worker past its lease",
+                                          "kill -9 redis + restart",
+                                          "proxy stall (no close)",
+                                          "proxy cuts all connections",
+                                          chaos::data_loss_fault,
+                                          chaos::maxmemory_fault,
+                                          chaos::deploy_fault};
   std::vector<std::string> deck;
   std::map<std::string, int> injected;
   int deploys = 0;
@@ -361,7 +365,7 @@ int run_harness(const settings& s) {
     bool whole = true;
     for (auto& x : v) whole = whole && static_cast<bool>(stats >> x);
     if (!whole) break;
-    for (int i = 0; i < 10; ++i) sum[i] += v[i];
+    for (std::size_t i = 0; i < 10; ++i) sum[i] += v[i];
   }
 
   fmt::print("faults injected:\n");
