@@ -1,7 +1,5 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-#include "../../support/quiet_use_future.hpp"  // first: see there
-
 #include "fleet_admin.hpp"
 
 #include "worker.hpp"
@@ -9,8 +7,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <future>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace chronopool::durable::chaos {
 
@@ -20,6 +20,24 @@ using namespace std::chrono_literals;
 
 std::int64_t admin_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// Starts an operation and waits for its error and value. Not use_future:
+// its exception_ptr would cross threads, whose reference count libstdc++
+// (not built for ThreadSanitizer) updates unseen: a false race under TSan.
+template <class T, class Start>
+std::pair<boost::system::error_code, T> admin_wait(Start start) {
+  std::promise<std::pair<boost::system::error_code, T>> done;
+  auto result = done.get_future();
+  start([&done](boost::system::error_code ec, T value) { done.set_value({ec, std::move(value)}); });
+  return result.get();
+}
+
+// The value, or a std::runtime_error naming `what` and the error.
+template <class T>
+T admin_value(std::pair<boost::system::error_code, T> r, const std::string& what) {
+  if (r.first) throw std::runtime_error(fmt::format("{}: {}", what, r.first.message()));
+  return std::move(r.second);
 }
 
 const char* outcome_name(upsert_outcome o) {
@@ -49,7 +67,8 @@ fleet_admin::~fleet_admin() {
 }
 
 void fleet_admin::create(const fleet_layout& layout, check_input& in) {
-  const auto now = sched_->async_server_time(boost::asio::use_future).get();
+  const auto now = admin_value(
+      admin_wait<scheduler::time_point>([&](auto h) { sched_->async_server_time(std::move(h)); }), "TIME");
   // On a whole second: every grid below is then easy to read in a report.
   const auto first = std::chrono::ceil<std::chrono::seconds>(now + 500ms);
   const auto add = [&](std::string id, const char* task, int period_ms, std::uint32_t max_attempts) {
@@ -79,12 +98,9 @@ void fleet_admin::create(const fleet_layout& layout, check_input& in) {
 }
 
 std::string fleet_admin::upsert(std::vector<schedule_spec> specs, upsert_outcome expected, bool or_created) {
-  std::vector<upsert_result> results;
-  try {
-    results = sched_->async_upsert_schedules(std::move(specs), boost::asio::use_future).get();
-  } catch (const std::exception& e) {
-    return fmt::format("the upsert failed: {}", e.what());
-  }
+  auto [ec, results] = admin_wait<std::vector<upsert_result>>(
+      [&](auto h) { sched_->async_upsert_schedules(std::move(specs), std::move(h)); });
+  if (ec) return fmt::format("the upsert failed: {}", ec.message());
   for (const auto& r : results)
     if (r.outcome != expected && !(or_created && r.outcome == upsert_outcome::created))
       return fmt::format("{} came back {} ({}), not {}", r.id, outcome_name(r.outcome), r.error,
@@ -124,44 +140,42 @@ std::string fleet_admin::recreate(std::int64_t resume_ms) {
 }
 
 bool fleet_admin::collect_dead_letters(std::map<std::string, std::uint32_t>& into) {
-  try {
-    for (const auto& d : sched_->async_list_dead_letters(100'000, boost::asio::use_future).get())
-      into[d.fire_id] = d.attempts;
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
+  auto [ec, letters] =
+      admin_wait<std::vector<dead_letter>>([&](auto h) { sched_->async_list_dead_letters(100'000, std::move(h)); });
+  for (const auto& d : letters) into[d.fire_id] = d.attempts;
+  return !ec;
 }
 
 void fleet_admin::prepare_maxmemory_probe() {
   ++probes_;
-  sched_->async_schedule(fmt::format("probe-free-{}", probes_), tick_task, "", std::chrono::hours(24),
-                         boost::asio::use_future)
-      .get();
+  admin_value(admin_wait<scheduler::time_point>([&](auto h) {
+                sched_->async_schedule(fmt::format("probe-free-{}", probes_), tick_task, "", std::chrono::hours(24),
+                                       std::move(h));
+              }),
+              "creating the maxmemory probe");
 }
 
 std::string fleet_admin::probe_at_maxmemory() {
   std::string problem;
-  try {
-    sched_->async_schedule(fmt::format("probe-oom-{}", probes_), tick_task, "", std::chrono::hours(24),
-                           boost::asio::use_future)
-        .get();
+  const auto created = admin_wait<scheduler::time_point>([&](auto h) {
+    sched_->async_schedule(fmt::format("probe-oom-{}", probes_), tick_task, "", std::chrono::hours(24), std::move(h));
+  });
+  if (!created.first)
     problem = "a schedule was created at maxmemory";
-  } catch (const boost::system::system_error& e) {
-    if (e.code() != make_error_code(error::out_of_memory))
-      problem = fmt::format("creation at maxmemory failed with {}, not out_of_memory", e.code().message());
-  }
-  try {
-    if (!sched_->async_cancel(fmt::format("probe-free-{}", probes_), boost::asio::use_future).get())
-      problem += (problem.empty() ? "" : "; ") + std::string("the probe schedule to cancel was not found");
-  } catch (const std::exception& e) {
-    problem += (problem.empty() ? "" : "; ") + fmt::format("cancelling at maxmemory failed: {}", e.what());
-  }
+  else if (created.first != make_error_code(error::out_of_memory))
+    problem = fmt::format("creation at maxmemory failed with {}, not out_of_memory", created.first.message());
+  const auto cancelled = admin_wait<bool>(
+      [&](auto h) { sched_->async_cancel(fmt::format("probe-free-{}", probes_), std::move(h)); });
+  if (cancelled.first || !cancelled.second)
+    problem += (problem.empty() ? "" : "; ") +
+               (cancelled.first ? fmt::format("cancelling at maxmemory failed: {}", cancelled.first.message())
+                                : std::string("the probe schedule to cancel was not found"));
   return problem;
 }
 
 void fleet_admin::cancel_all() {
-  for (const auto& s : specs_) sched_->async_cancel(s.id, boost::asio::use_future).get();
+  for (const auto& s : specs_)
+    admin_value(admin_wait<bool>([&](auto h) { sched_->async_cancel(s.id, std::move(h)); }), "cancel " + s.id);
 }
 
 }  // namespace chronopool::durable::chaos

@@ -24,8 +24,6 @@
 //
 //   durable_chaos [--seconds S] [--workers W] [--schedules N] [--period-ms P]
 //                 [--lease-ms L] [--seed X]
-#include "../../support/quiet_use_future.hpp"  // first: see there
-
 #include "checker.hpp"
 #include "fleet_admin.hpp"
 #include "stall_proxy.hpp"

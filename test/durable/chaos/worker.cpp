@@ -1,7 +1,5 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
-#include "../../support/quiet_use_future.hpp"  // first: see there
-
 #include "worker.hpp"
 
 #include <chronopool/durable/scheduler.hpp>
