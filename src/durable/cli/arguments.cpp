@@ -3,11 +3,14 @@
 // chronopool-durable's command line, parsed; ISO 8601 times read and written.
 #include "arguments.hpp"
 
+#include "schedule_arguments.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
 namespace chronopool::durable::cli {
@@ -56,6 +59,7 @@ std::size_t operands_of(const std::vector<std::string>& c) {
   if (c[0] == "list" || c[0] == "time") return 0;
   if (one.count(c[0])) return 1;
   if (c[0] == "backfill") return 3;
+  if (c[0] == "upsert") return 2;
   if (c[0] == "dead-letters") {
     if (c.size() < 2) throw usage_error("dead-letters needs a subcommand: list, redrive FIRE_ID or delete FIRE_ID");
     if (c[1] == "list") return 1;
@@ -74,6 +78,14 @@ Manages the durable schedules of one namespace in Redis.
 
 commands:
   list [--prefix P] [--limit N]   schedules in id order: kind, period, next due, state
+  upsert ID TASK KIND [...]       create a schedule, or update it in place (what ran stays
+                                  ran; --replace starts it over). KIND is one of
+                                  --every D (fixed rate), --fixed-delay D,
+                                  --cron EXPR [--time-zone ZONE] or --once; then
+                                  --start TIME | --delay D   the first occurrence (default now)
+                                  --payload TEXT, --misfire fire-once-now|skip|catch-up,
+                                  --catch-up-max N, --max-attempts N, --backoff D,
+                                  --max-backoff D, --history N
   show ID                         one schedule: counts, last error, lease, last runs
   pause ID | resume ID            stop / restart claiming its fires (resume applies its
                                   misfire policy to what it missed)
@@ -86,6 +98,7 @@ commands:
   time                            Redis's clock, which decides what is due
 
 Times are ISO 8601 in UTC: 2026-11-28T21:40:00Z, 2026-11-28T21:40:00.250Z or 2026-11-28.
+Durations D are a whole number and ms, s, m, h or d: 500ms, 15m.
 
 options:
   --redis HOST:PORT     the Redis server (default 127.0.0.1:6379)
@@ -107,6 +120,7 @@ exit codes: 0 done, 1 the operation failed (unknown id, Redis unreachable, ...),
 
 invocation parse(int argc, const char* const* argv) {
   invocation inv;
+  schedule_arguments schedule;
   if (const char* pw = std::getenv("CHRONOPOOL_REDIS_PASSWORD"); pw != nullptr) inv.redis.password = pw;
   std::vector<std::string_view> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -137,6 +151,8 @@ invocation parse(int argc, const char* const* argv) {
       const auto v = value();
       if (!to_number(std::string_view(v), inv.limit) || inv.limit == 0 || inv.limit > 100000)
         throw usage_error(fmt::format("--limit must be 1 to 100000, got \"{}\"", v));
+    } else if (schedule.take(a, value)) {
+      // upsert's options
     } else if (a.size() > 1 && a.front() == '-') {
       throw usage_error(fmt::format("unknown option \"{}\"", a));
     } else {
@@ -151,6 +167,10 @@ invocation parse(int argc, const char* const* argv) {
                                   inv.command.size() - 1));
   for (std::size_t k = 1; k < inv.command.size(); ++k)
     if (inv.command[k].empty()) throw usage_error(fmt::format("{}: an empty id", inv.command[0]));
+  if (inv.command[0] == "upsert")
+    inv.spec = schedule.build(inv.command[1], inv.command[2]);
+  else if (!schedule.first_option().empty())
+    throw usage_error(fmt::format("{} is an option of upsert, not of {}", schedule.first_option(), inv.command[0]));
   if (inv.command[0] == "backfill") {
     inv.from = parse_time(inv.command[2], "FROM");
     inv.to = parse_time(inv.command[3], "TO");

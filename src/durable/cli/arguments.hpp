@@ -5,6 +5,7 @@
 // the ISO 8601 times it reads and writes.
 #pragma once
 
+#include <chronopool/durable/schedule_spec.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
 
 #include <chrono>
@@ -34,6 +35,7 @@ struct invocation {
   /// from, to}, {"dead-letters", "redrive", fire id}, ...
   std::vector<std::string> command;
   std::optional<std::chrono::system_clock::time_point> from, to;  ///< backfill
+  std::optional<schedule_spec> spec;                              ///< upsert
 };
 
 /// Parses argv[1..]. Throws usage_error naming the option or value at fault.

@@ -74,6 +74,17 @@ int run(const cli::invocation& inv) {
       q.after = page.next_cursor;
     } while (!q.after.empty() && all.size() < inv.limit);
     out.schedules(all);
+  } else if (cmd == "upsert") {
+    const auto results = get<std::vector<cd::upsert_result>>(
+        [&](auto h) { s.async_upsert_schedules({*inv.spec}, std::move(h)); }, what);
+    const cd::upsert_result& r = results.at(0);
+    if (r.outcome == cd::upsert_outcome::failed) throw operation_error(fmt::format("{}: {}", what, r.error));
+    const char* outcome = r.outcome == cd::upsert_outcome::created    ? "created"
+                          : r.outcome == cd::upsert_outcome::replaced ? "replaced"
+                          : r.outcome == cd::upsert_outcome::updated  ? "updated"
+                                                                      : "unchanged";
+    out.message({{"id", c[1]}, {"outcome", outcome}, {"next_due", cli::format_time(r.due)}},
+                fmt::format("{} {}: next due {}", c[1], outcome, cli::format_time(r.due)), {});
   } else if (cmd == "show") {
     out.details(get<cd::schedule_details>([&](auto h) { s.async_inspect(c[1], std::move(h)); }, what));
   } else if (cmd == "pause" || cmd == "resume") {

@@ -24,12 +24,30 @@ bool parse_run(const std::string& line, run_record& out) {
   return out.end >= out.start;
 }
 
+bool excuses_repeats(const fault_record& f) { return f.kind != deploy_fault && f.kind != maxmemory_fault; }
+
 namespace {
 
+// A fault that can cause repeats near [from, to] (within the margin).
 bool near_a_fault(const check_input& in, std::int64_t from, std::int64_t to) {
   return std::any_of(in.faults.begin(), in.faults.end(), [&](const fault_record& f) {
-    return from <= f.end + in.margin && to >= f.start - in.margin;
+    return excuses_repeats(f) && from <= f.end + in.margin && to >= f.start - in.margin;
   });
+}
+
+bool lost_with_data(const check_input& in, std::int64_t due) {
+  return std::any_of(in.faults.begin(), in.faults.end(),
+                     [&](const fault_record& f) { return f.kind == data_loss_fault && f.start < due && due < f.end; });
+}
+
+// A repeat or overlap the checker cannot blame on a fault: named after a
+// fault near it that cannot excuse it (a deploy: an upsert ran a completed
+// occurrence again), if there is one.
+std::string unexcused(const check_input& in, std::int64_t from, std::int64_t to, const std::string& what) {
+  for (const auto& f : in.faults)
+    if (from <= f.end + in.margin && to >= f.start - in.margin)
+      return what + " during " + f.kind + " and no other fault";
+  return what + " far from any fault";
 }
 
 std::string describe(const run_record& r) {
@@ -59,6 +77,10 @@ check_report check(const check_input& in) {
           ++rep.dead_lettered;  // given up after its attempts, and kept: not lost
           continue;
         }
+        if (lost_with_data(in, t)) {
+          ++rep.lost_with_data;  // Redis lost it, and said so (checked below)
+          continue;
+        }
         ++rep.missing;
         rep.violations.push_back("tick never ran: " + name + "@" + std::to_string(t));
       }
@@ -80,14 +102,37 @@ check_report check(const check_input& in) {
       if (tokens.size() != runs.size())
         rep.violations.push_back("a tick ran twice under one token: " + describe(runs.front()));
       if (!near_a_fault(in, from, to))
-        rep.violations.push_back("a tick ran twice far from any fault: " + describe(runs.front()));
+        rep.violations.push_back(unexcused(in, from, to, "a tick ran twice") + ": " + describe(runs.front()));
     }
   }
 
-  for (const auto& [fire, attempts] : in.dead_letters)
-    if (attempts < in.max_attempts)
-      rep.violations.push_back("dead-lettered after " + std::to_string(attempts) + " of " +
-                               std::to_string(in.max_attempts) + " attempts: " + fire);
+  for (const auto& [fire, attempts] : in.dead_letters) {
+    std::uint32_t max = in.max_attempts;
+    const auto grid = in.schedules.find(fire.substr(0, fire.rfind('@')));
+    if (grid != in.schedules.end() && grid->second.max_attempts != 0) max = grid->second.max_attempts;
+    if (attempts < max)
+      rep.violations.push_back("dead-lettered after " + std::to_string(attempts) + " of " + std::to_string(max) +
+                               " attempts: " + fire);
+  }
+
+  for (const auto& f : in.faults) {
+    if (!f.problem.empty()) rep.violations.push_back(f.kind + ": " + f.problem);
+    if (f.kind != data_loss_fault) continue;
+    // Fencing tokens stay monotonic across the loss ...
+    const run_record* before = nullptr;
+    const run_record* after = nullptr;
+    for (const auto& r : in.runs) {
+      if (r.start < f.start && (!before || r.token > before->token)) before = &r;
+      if (r.start > f.end && (!after || r.token < after->token)) after = &r;
+    }
+    if (before && after && after->token <= before->token)
+      rep.violations.push_back("a token after the data loss is not above those before it: " + describe(*after) +
+                               " after " + describe(*before));
+    // ... and the loss is reported, not silent.
+    if (std::none_of(in.data_lost_reports.begin(), in.data_lost_reports.end(),
+                     [&](std::int64_t t) { return t >= f.start && t <= f.end + in.margin; }))
+      rep.violations.push_back("no worker reported data_lost for the data loss at " + std::to_string(f.start));
+  }
 
   // Overlapping runs of one schedule need an expired lease, which needs a fault.
   for (auto& [name, runs] : by_schedule) {
@@ -98,8 +143,8 @@ check_report check(const check_input& in) {
       if (holder && r.start < latest_end) {
         ++rep.overlaps;
         if (!near_a_fault(in, holder->start, holder->end) && !near_a_fault(in, r.start, r.end))
-          rep.violations.push_back("runs overlapped with no fault near: " + describe(*holder) + " and " +
-                                   describe(r));
+          rep.violations.push_back(unexcused(in, holder->start, r.end, "runs overlapped") + ": " +
+                                   describe(*holder) + " and " + describe(r));
       }
       if (r.end > latest_end) {
         latest_end = r.end;

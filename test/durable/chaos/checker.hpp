@@ -23,16 +23,34 @@ struct run_record {
   std::int64_t end = 0;
 };
 
+/// Fault kinds the checker treats apart (the others, kill -9, SIGSTOP, a
+/// Redis restart, proxy stalls and cuts, only excuse repeats near them).
+/// Redis restarted without its data: schedules are re-created from `end`
+/// on, so ticks due after `start` (when the fleet was seen caught up) and
+/// before `end` are lost with the data; tokens handed out after it must
+/// exceed those before it, and a worker must report data_lost.
+inline constexpr const char* data_loss_fault = "redis restart without data";
+/// Redis at maxmemory (noeviction): no fire may be lost or run twice.
+inline constexpr const char* maxmemory_fault = "redis at maxmemory";
+/// A deploy upserting every schedule while workers run: no completed
+/// occurrence may run again because of it.
+inline constexpr const char* deploy_fault = "deploy (upsert)";
+
 struct fault_record {
   std::string kind;
   std::int64_t start = 0;  // ms, system_clock
   std::int64_t end = 0;
   long target = 0;  // the worker's pid, for faults aimed at one
+  /// What the harness saw go wrong while injecting it (a creation accepted
+  /// at maxmemory, a deploy that reset a schedule, ...); empty: nothing.
+  std::string problem;
 };
 
 struct schedule_grid {
   std::int64_t first_due = 0;
   std::int64_t period = 0;
+  /// Its failure_policy::max_attempts; 0: check_input::max_attempts.
+  std::uint32_t max_attempts = 0;
 };
 
 struct check_input {
@@ -47,8 +65,10 @@ struct check_input {
   /// Dead letters found at the end: fire id ("<schedule>@<due>") -> attempts.
   std::map<std::string, std::uint32_t> dead_letters;
   /// The workers' failure_policy::max_attempts: a dead letter with fewer
-  /// attempts was given up too early.
+  /// attempts was given up too early (schedule_grid::max_attempts wins).
   std::uint32_t max_attempts = 0;
+  /// When workers logged "data_lost" (ms, system_clock).
+  std::vector<std::int64_t> data_lost_reports;
 };
 
 struct check_report {
@@ -56,6 +76,7 @@ struct check_report {
   std::uint64_t ticks_run = 0;
   std::uint64_t missing = 0;
   std::uint64_t dead_lettered = 0;     // ticks that never ran but are dead letters
+  std::uint64_t lost_with_data = 0;    // ticks that never ran, due inside a data_loss_fault
   std::uint64_t duplicated_ticks = 0;  // ticks that ran more than once
   std::uint64_t overlaps = 0;          // runs of one schedule that overlapped
   std::vector<std::string> violations;

@@ -3,23 +3,41 @@
 // durable_chaos: worker processes run fixed-rate schedules from Redis while
 // the harness kills and restarts them, freezes some (SIGSTOP: zombies whose
 // late acknowledgements must be rejected), kills and restarts Redis itself
-// (the append-only file brings the schedules back), and stalls or cuts the
-// connections through its own TCP proxy. Every run is logged by the worker
-// as "fire_id token pid start end"; the checker then proves that every tick
-// ran, that repeats only happened near faults and under new tokens, and that
-// runs of a schedule overlapped only where a lease could have expired.
+// (the append-only file brings the schedules back) or restarts it without
+// its data (the schedules are re-created, as a deploy would), puts it at
+// maxmemory, deploys the schedules again (bulk upserts) and stalls or cuts
+// the connections through its own TCP proxy. Beside the tick schedules run
+// a poison one (its handler always throws), a hang one (its handler hangs
+// past its timeout) and an orphan one (no process has its handler): each
+// occurrence of those runs on a retry or ends as a dead letter after its
+// attempts, and the schedule moves on.
+//
+// Every run is logged by the worker as "fire_id token pid start end"; the
+// checker (checker.hpp lists its rules) then proves that no fire was lost
+// unless dead-lettered (after its attempts) or lost with Redis's data, that
+// repeats only happened near faults that can cause them and under new
+// tokens, and that tokens grew across the data losses, which were reported.
+//
+// Faults are dealt from a shuffled deck of every kind, so each run injects
+// each kind at least once (running past --seconds if needed), then draws
+// more while time is left.
 //
 //   durable_chaos [--seconds S] [--workers W] [--schedules N] [--period-ms P]
 //                 [--lease-ms L] [--seed X]
-#include "../../support/quiet_use_future.hpp"  // first: see there
-
 #include "checker.hpp"
+#include "fleet_admin.hpp"
 #include "stall_proxy.hpp"
+#include "worker.hpp"
 
 #include "redis_server.hpp"
 
-#include <chronopool/durable/scheduler.hpp>
-#include <chronopool/scheduled_thread_pool.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
 
 #include <fmt/format.h>
 
@@ -33,9 +51,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -63,69 +83,6 @@ std::int64_t now_ms() {
 }
 
 void sleep_ms(std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
-cd::scheduler_options worker_options(std::uint16_t port, const std::string& ns, int lease_ms) {
-  cd::scheduler_options o;
-  o.redis.port = port;
-  // Short timeouts: a stalled connection must be noticed well within a
-  // lease, so extension can retry on a fresh one.
-  o.redis.connect_timeout = std::chrono::milliseconds(lease_ms / 4);
-  o.redis.request_timeout = std::chrono::milliseconds(lease_ms / 4);
-  o.name_space = ns;
-  o.lease = std::chrono::milliseconds(lease_ms);
-  o.max_poll = 200ms;
-  o.reconnect_min = 20ms;
-  o.reconnect_max = 200ms;
-  o.failure.initial_backoff = 50ms;
-  o.failure.max_backoff = 50ms;
-  // Kills and stalls make leases run out: each counts as an attempt. The
-  // chaos run checks that no fire is lost, so it never gives one up.
-  o.failure.max_attempts = 1000000;
-  return o;
-}
-
-// ---------------------------------------------------------------------------
-// Worker process
-// ---------------------------------------------------------------------------
-
-std::atomic<bool> terminate_requested{false};
-
-int run_worker(std::uint16_t port, const std::string& ns, const std::string& log, int lease_ms) {
-  ::signal(SIGTERM, [](int) { terminate_requested = true; });
-  const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
-  if (fd < 0) return 2;
-  chronopool::scheduled_thread_pool pool(2);
-  cd::scheduler sched(pool.get_executor(), worker_options(port, ns, lease_ms));
-  std::mt19937 rng(static_cast<unsigned>(::getpid()));
-  std::mutex rng_mutex;
-  sched.register_handler("tick", [&](const cd::fire_context& f) {
-    const auto start = now_ms();
-    int work = 0;
-    {
-      std::lock_guard lk(rng_mutex);
-      work = std::uniform_int_distribution<int>(2, 30)(rng);
-    }
-    sleep_ms(work);
-    // One write() per line with O_APPEND: whole lines, even from several processes.
-    const auto line = fmt::format("{} {} {} {} {}\n", f.fire_id, f.token, ::getpid(), start, now_ms());
-    if (::write(fd, line.data(), line.size()) < 0) throw std::runtime_error("log write failed");
-  });
-  sched.start();
-  while (!terminate_requested) sleep_ms(20);
-  sched.stop();
-  const auto st = sched.stats();
-  const auto stats = fmt::format("{} {} {} {} {} {} {}\n", ::getpid(), st.claimed, st.acked, st.stale_acks,
-                                 st.released, st.leases_lost, st.reconnects);
-  const int sfd = ::open((log + ".stats").c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
-  if (sfd >= 0) {
-    if (::write(sfd, stats.data(), stats.size()) < 0) { /* the verdict does not depend on it */ }
-    ::close(sfd);
-  }
-  pool.shutdown();
-  pool.join();
-  ::close(fd);
-  return 0;
-}
 
 // ---------------------------------------------------------------------------
 // Harness
@@ -193,120 +150,184 @@ void print_timeline(const chaos::check_input& in, const std::vector<pid_t>& fina
   }
 }
 
+// The data_lost reports the workers logged (ms).
+std::vector<std::int64_t> read_data_lost_reports(const std::string& log) {
+  std::vector<std::int64_t> out;
+  std::ifstream lines(log + ".events");
+  std::string word;
+  long pid = 0;
+  std::int64_t at = 0;
+  while (lines >> word >> pid >> at)
+    if (word == "data_lost") out.push_back(at);
+  return out;
+}
+
+// Polls until every tick due by `until` ran or is a dead letter (the dead
+// letters are merged into in.dead_letters), up to `limit_ms`; the ms it
+// took, or -1.
+std::int64_t wait_caught_up(chaos::check_input& in, chaos::fleet_admin& admin, const std::string& log,
+                            std::int64_t until, std::int64_t limit_ms) {
+  const auto from = now_ms();
+  for (;;) {
+    auto probe = in;
+    probe.check_until = until;
+    probe.runs = read_runs(log).first;
+    admin.collect_dead_letters(in.dead_letters);
+    probe.dead_letters = in.dead_letters;
+    if (chaos::check(probe).missing == 0) return now_ms() - from;
+    if (now_ms() - from > limit_ms) return -1;
+    sleep_ms(100);
+  }
+}
+
+// One command on a fresh blocking connection to Redis (no Boost.Test in
+// this binary, so not the tests' sync_redis): a simple or bulk string reply;
+// throws on an error reply.
+std::string redis_command(std::uint16_t port, const std::vector<std::string>& args) {
+  namespace asio = boost::asio;
+  asio::io_context io;
+  asio::ip::tcp::socket sock(io);
+  sock.connect({asio::ip::make_address("127.0.0.1"), port});
+  std::string req = fmt::format("*{}\r\n", args.size());
+  for (const auto& a : args) req += fmt::format("${}\r\n{}\r\n", a.size(), a);
+  asio::write(sock, asio::buffer(req));
+  asio::streambuf buf;
+  asio::read_until(sock, buf, "\r\n");
+  std::istream in(&buf);
+  std::string line;
+  std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty() || line[0] == '-') throw std::runtime_error(fmt::format("redis {}: {}", args.front(), line));
+  if (line[0] != '$') return line.substr(1);
+  const auto size = static_cast<std::size_t>(std::stoll(line.substr(1)));
+  while (buf.size() < size + 2) asio::read(sock, buf, asio::transfer_at_least(1));
+  std::string body(size, '\0');
+  in.read(body.data(), static_cast<std::streamsize>(size));
+  return body;
+}
+
+std::int64_t used_memory(std::uint16_t port) {
+  const auto info = redis_command(port, {"INFO", "memory"});
+  const auto at = info.find("used_memory:");
+  if (at == std::string::npos) throw std::runtime_error("INFO memory without used_memory");
+  return std::stoll(info.substr(at + 12));
+}
+
 int run_harness(const settings& s) {
   const std::uint64_t seed = s.seed ? s.seed : std::random_device{}();
   std::mt19937_64 rng(seed);
   auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
 
-  cd::test::redis_server redis;  // appendonly yes, appendfsync always
+  cd::test::redis_server redis;  // appendonly yes, appendfsync always, noeviction
   redis.start();
   chaos::stall_proxy proxy(redis.port());
   const std::string ns = fmt::format("chaos-{}", ::getpid());
   const std::string log = fmt::format("/tmp/chronopool-chaos-{}.log", ::getpid());
-  std::remove(log.c_str());
-  std::remove((log + ".stats").c_str());
-  fmt::print("durable_chaos: redis 127.0.0.1:{}, proxy :{}, {} workers, {} schedules every {} ms, lease {} ms, {} s, "
-             "seed {}\n",
+  const auto remove_logs = [&] {
+    for (const char* suffix : {"", ".stats", ".events"}) std::remove((log + suffix).c_str());
+  };
+  remove_logs();
+  fmt::print("durable_chaos: redis 127.0.0.1:{}, proxy :{}, {} workers, {} schedules every {} ms (and poison, hang, "
+             "orphan), lease {} ms, {} s, seed {}\n",
              redis.port(), proxy.port(), s.workers, s.schedules, s.period_ms, s.lease_ms, s.seconds, seed);
 
-  // Schedules, created straight on Redis (not through the proxy). catch_up
-  // with a large bound: after an outage every missed tick still runs, so
-  // "every tick ran" is a fair demand.
   chaos::check_input in;
-  {
-    chronopool::scheduled_thread_pool pool(1);
-    cd::scheduler admin(pool.get_executor(), worker_options(redis.port(), ns, s.lease_ms));
-    cd::schedule_options all_ticks;
-    all_ticks.misfire = cd::misfire_policy::catch_up;
-    all_ticks.catch_up_max = 1'000'000;
-    for (int i = 0; i < s.schedules; ++i) {
-      const auto name = fmt::format("s{}", i);
-      const auto first = admin
-                             .async_schedule_at_fixed_rate(name, "tick", "", 300ms,
-                                                           std::chrono::milliseconds(s.period_ms), all_ticks,
-                                                           boost::asio::use_future)
-                             .get();
-      in.schedules[name] = {std::chrono::duration_cast<std::chrono::milliseconds>(first.time_since_epoch()).count(),
-                            s.period_ms};
-    }
-    admin.stop();
-    pool.shutdown();
-    pool.join();
-  }
+  chaos::fleet_layout layout;
+  layout.tick_schedules = s.schedules;
+  layout.tick_period_ms = s.period_ms;
+  in.max_attempts = chaos::worker_options(redis.port(), ns, s.lease_ms).failure.max_attempts;
+  chaos::fleet_admin admin(redis.port(), ns, s.lease_ms);
+  admin.create(layout, in);
 
   fleet f(proxy.port(), ns, log, s.lease_ms);
   std::vector<pid_t> workers;
   for (int i = 0; i < s.workers; ++i) workers.push_back(f.spawn());
 
+  const std::vector<std::string> kinds = {"kill -9 worker",
+                                          "SIGSTOP worker past its lease",
+                                          "kill -9 redis + restart",
+                                          "proxy stall (no close)",
+                                          "proxy cuts all connections",
+                                          chaos::data_loss_fault,
+                                          chaos::maxmemory_fault,
+                                          chaos::deploy_fault};
+  std::vector<std::string> deck;
   std::map<std::string, int> injected;
+  int deploys = 0;
   const auto end = now_ms() + s.seconds * 1000;
-  while (now_ms() < end) {
+  while (now_ms() < end || injected.size() < kinds.size()) {
     sleep_ms(pick(300, 1200));
+    if (deck.empty()) {
+      deck = kinds;
+      std::shuffle(deck.begin(), deck.end(), rng);
+    }
     chaos::fault_record fr;
+    fr.kind = deck.back();
+    deck.pop_back();
     fr.start = now_ms();
-    const auto kind = pick(0, 4);
     const auto w = static_cast<std::size_t>(pick(0, s.workers - 1));
-    if (kind == 0) {
-      fr.kind = "kill -9 worker";
+    if (fr.kind == "kill -9 worker") {
       ::kill(workers[w], SIGKILL);
       ::waitpid(workers[w], nullptr, 0);
+      fr.target = workers[w];
       sleep_ms(pick(0, 300));
       workers[w] = f.spawn();
-    } else if (kind == 1) {
-      fr.kind = "SIGSTOP worker past its lease";
+    } else if (fr.kind == "SIGSTOP worker past its lease") {
+      fr.target = workers[w];
       ::kill(workers[w], SIGSTOP);
       sleep_ms(pick(s.lease_ms * 3 / 2, s.lease_ms * 5 / 2));
       ::kill(workers[w], SIGCONT);
-    } else if (kind == 2) {
-      fr.kind = "kill -9 redis + restart";
+    } else if (fr.kind == "kill -9 redis + restart") {
       redis.kill9();
       sleep_ms(pick(100, 500));
       redis.start();
-    } else if (kind == 3) {
-      fr.kind = "proxy stall (no close)";
+    } else if (fr.kind == "proxy stall (no close)") {
       proxy.set_stalled(true);
       sleep_ms(pick(s.lease_ms * 3 / 2, s.lease_ms * 2));
       proxy.set_stalled(false);
-    } else {
-      fr.kind = "proxy cuts all connections";
+    } else if (fr.kind == "proxy cuts all connections") {
       proxy.cut_all();
+    } else if (fr.kind == chaos::data_loss_fault) {
+      // Once every tick due by fr.start ran or is a dead letter, what the
+      // loss takes is exactly what is due from fr.start until the schedules
+      // are back (the checker excuses those ticks, and only those).
+      if (wait_caught_up(in, admin, log, fr.start, 30'000) < 0)
+        fr.problem = "the fleet had not caught up before the loss";
+      redis.kill9();
+      std::filesystem::remove_all(redis.dir() / "appendonlydir");
+      std::filesystem::remove(redis.dir() / "dump.rdb");
+      redis.start();
+      fr.end = now_ms() + 1000;  // re-created from here on
+      const auto problem = admin.recreate(fr.end);
+      if (!problem.empty()) fr.problem += (fr.problem.empty() ? "" : "; ") + problem;
+    } else if (fr.kind == chaos::maxmemory_fault) {
+      admin.prepare_maxmemory_probe();
+      // Below what is used: every write that needs memory is refused.
+      const auto limit = std::max<std::int64_t>(1, used_memory(redis.port()) / 2);
+      redis_command(redis.port(), {"CONFIG", "SET", "maxmemory", std::to_string(limit)});
+      fr.problem = admin.probe_at_maxmemory();
+      sleep_ms(pick(s.lease_ms, s.lease_ms * 2));  // the fleet claims, runs and acks meanwhile
+      redis_command(redis.port(), {"CONFIG", "SET", "maxmemory", "0"});
+    } else {  // deploy: in place, or replace with the same start
+      fr.problem = admin.deploy(deploys++ % 2 == 0);
     }
-    fr.end = now_ms();
-    fr.target = kind == 0 || kind == 1 ? static_cast<long>(workers[w]) : 0;
+    if (fr.end == 0) fr.end = now_ms();
     ++injected[fr.kind];
     in.faults.push_back(fr);
   }
-  // Faults stop here; every tick due by now must run once the fleet recovers.
+  // Faults stop here; every tick due by now must run (or be dead-lettered)
+  // once the fleet recovers. Leases of killed holders run out, then the
+  // backlog drains: catching up is serial per schedule (one pending
+  // occurrence each), about twice real time under ASan on 2 cores, so
+  // faults close together can leave the fleet seconds behind. The bound
+  // only turns a tick that never runs into a failure instead of a hang.
   in.check_until = now_ms();
-  // Leases of killed holders run out, then the backlog drains. Catching up is
-  // serial per schedule (one pending occurrence each), about twice real time
-  // under ASan on 2 cores, so faults close together can leave the fleet seconds behind: wait
-  // until every tick due by now has run, not a fixed time. The bound only
-  // turns a tick that never runs into a failure instead of a hang.
+  const auto caught_up_after = wait_caught_up(in, admin, log, in.check_until, 60'000);
   const auto min_wait = s.lease_ms * 2 + 1500;
-  const auto max_wait = std::int64_t{60'000};
-  std::int64_t caught_up_after = -1;
-  for (auto waited = std::int64_t{0}; waited < max_wait; waited = now_ms() - in.check_until) {
-    sleep_ms(100);
-    if (caught_up_after < 0) {
-      in.runs = read_runs(log).first;  // read again, in full, once the workers have stopped
-      if (chaos::check(in).missing == 0) caught_up_after = now_ms() - in.check_until;
-    }
-    if (caught_up_after >= 0 && now_ms() - in.check_until >= min_wait) break;
-  }
+  if (now_ms() - in.check_until < min_wait) sleep_ms(min_wait - (now_ms() - in.check_until));
+  admin.collect_dead_letters(in.dead_letters);
+  admin.cancel_all();
 
-  {
-    chronopool::scheduled_thread_pool pool(1);
-    const auto o = worker_options(redis.port(), ns, s.lease_ms);
-    cd::scheduler admin(pool.get_executor(), o);
-    in.max_attempts = o.failure.max_attempts;
-    for (const auto& d : admin.async_list_dead_letters(100'000, boost::asio::use_future).get())
-      in.dead_letters[d.fire_id] = d.attempts;
-    for (const auto& [name, grid] : in.schedules) admin.async_cancel(name, boost::asio::use_future).get();
-    admin.stop();
-    pool.shutdown();
-    pool.join();
-  }
   int bad_exits = 0;
   for (auto pid : workers) ::kill(pid, SIGTERM);
   for (auto pid : workers) {
@@ -317,34 +338,60 @@ int run_harness(const settings& s) {
 
   std::uint64_t malformed = 0;
   std::tie(in.runs, malformed) = read_runs(log);
+  in.data_lost_reports = read_data_lost_reports(log);
   in.margin = s.lease_ms + 1500;
   const auto rep = chaos::check(in);
 
-  std::uint64_t claimed = 0, acked = 0, stale = 0, released = 0, lost = 0, reconnects = 0;
+  // Each scenario must have happened, or the run proved nothing about it.
+  std::map<std::string, std::uint64_t> dead_by_schedule, runs_by_schedule;
+  for (const auto& [fire, attempts] : in.dead_letters) ++dead_by_schedule[fire.substr(0, fire.rfind('@'))];
+  for (const auto& r : in.runs) ++runs_by_schedule[r.schedule];
+  std::vector<std::string> unexercised;
+  for (const char* id : {"poison", "hang", "orphan"})
+    if (dead_by_schedule[id] == 0) unexercised.push_back(fmt::format("no dead letter of {}", id));
+  if (runs_by_schedule["hang"] == 0) unexercised.push_back("no run of hang succeeded on a retry");
+  if (runs_by_schedule["poison"] + runs_by_schedule["orphan"] != 0)
+    unexercised.push_back("a poison or orphan fire was logged as run");
+
+  // pid claimed acked stale released lost reconnects dead_lettered timed_out no_handler data_lost
+  std::uint64_t sum[10] = {};
   std::ifstream stats(log + ".stats");
   long pid = 0;
-  std::uint64_t c = 0, a = 0, st = 0, rl = 0, ls = 0, rc = 0;
-  while (stats >> pid >> c >> a >> st >> rl >> ls >> rc) {
-    claimed += c, acked += a, stale += st, released += rl, lost += ls, reconnects += rc;
+  for (;;) {
+    std::uint64_t v[10] = {};
+    if (!(stats >> pid)) break;
+    bool whole = true;
+    for (auto& x : v) whole = whole && static_cast<bool>(stats >> x);
+    if (!whole) break;
+    for (std::size_t i = 0; i < 10; ++i) sum[i] += v[i];
   }
 
   fmt::print("faults injected:\n");
   for (const auto& [kind, n] : injected) fmt::print("  {:32} {}\n", kind, n);
-  fmt::print("runs logged: {} (malformed {}), ticks expected {}, ticks run {}, missing {}, dead-lettered {}\n",
-             in.runs.size(), malformed, rep.ticks_expected, rep.ticks_run, rep.missing, rep.dead_lettered);
+  fmt::print("runs logged: {} (malformed {}), ticks expected {}, ticks run {}, missing {}, dead-lettered {}, lost "
+             "with Redis's data {}\n",
+             in.runs.size(), malformed, rep.ticks_expected, rep.ticks_run, rep.missing, rep.dead_lettered,
+             rep.lost_with_data);
+  fmt::print("dead letters: poison {}, hang {}, orphan {}, tick schedules {}; hang runs that succeeded on a retry: "
+             "{}\n",
+             dead_by_schedule["poison"], dead_by_schedule["hang"], dead_by_schedule["orphan"],
+             in.dead_letters.size() - dead_by_schedule["poison"] - dead_by_schedule["hang"] -
+                 dead_by_schedule["orphan"],
+             runs_by_schedule["hang"]);
+  fmt::print("data_lost reports by workers: {}\n", in.data_lost_reports.size());
   if (caught_up_after >= 0)
-    fmt::print("every tick due by the last fault had run {} ms after it\n", caught_up_after);
+    fmt::print("every tick due by the last fault had run or been dead-lettered {} ms after it\n", caught_up_after);
   fmt::print("ticks run more than once: {} (each near a fault, under different tokens)\n", rep.duplicated_ticks);
   fmt::print("overlapping runs of one schedule: {} (each near a fault)\n", rep.overlaps);
   fmt::print("surviving workers' counters: claimed {}, acked {}, stale acks rejected {}, released {}, "
-             "leases lost {}, reconnects {}\n",
-             claimed, acked, stale, released, lost, reconnects);
+             "leases lost {}, reconnects {}, dead-lettered {}, timed out {}, no handler {}, data lost {}\n",
+             sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9]);
   fmt::print("proxy connections accepted: {}\n", proxy.connections_accepted());
   for (std::size_t i = 0; i < rep.violations.size() && i < 20; ++i) fmt::print("VIOLATION: {}\n", rep.violations[i]);
-  const bool ok = rep.ok() && malformed == 0 && bad_exits == 0 && rep.ticks_expected > 0;
+  for (const auto& u : unexercised) fmt::print("NOT EXERCISED: {}\n", u);
+  const bool ok = rep.ok() && unexercised.empty() && malformed == 0 && bad_exits == 0 && rep.ticks_expected > 0;
   if (ok) {
-    std::remove(log.c_str());
-    std::remove((log + ".stats").c_str());
+    remove_logs();
   } else {
     print_timeline(in, workers);
     fmt::print("run log kept: {}\n", log);
@@ -359,7 +406,7 @@ int run_harness(const settings& s) {
 int main(int argc, char** argv) {
   try {
     if (argc == 6 && std::strcmp(argv[1], "--worker") == 0)
-      return run_worker(static_cast<std::uint16_t>(std::stoi(argv[2])), argv[3], argv[4], std::stoi(argv[5]));
+      return chaos::run_worker(static_cast<std::uint16_t>(std::stoi(argv[2])), argv[3], argv[4], std::stoi(argv[5]));
     settings s;
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string a = argv[i];

@@ -259,6 +259,51 @@ BOOST_AUTO_TEST_CASE(time_prints_redis_clock) {
   BOOST_TEST(r.out[10] == 'T');
 }
 
+BOOST_AUTO_TEST_CASE(upsert_creates_then_updates_in_place_and_replace_starts_over) {
+  auto r = run({"upsert", "deploy-1", "report", "--every", "15m", "--start", "2030-01-01T00:00:00Z", "--payload",
+                "v1", "--max-attempts", "3", "--misfire", "skip"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "deploy-1 created: next due 2030-01-01T00:00:00.000Z\n", r.out);
+  auto d = s.async_inspect("deploy-1", use_future).get();
+  BOOST_TEST((d.summary.kind == cd::schedule_kind::fixed_rate));
+  BOOST_TEST((d.summary.period == 15min));
+  BOOST_TEST(d.payload == "v1");
+  // A later deploy changes the period and payload; the position stays
+  // (the new start is not applied).
+  r = run({"upsert", "deploy-1", "report", "--every", "30m", "--start", "2031-06-01T00:00:00Z", "--payload", "v2",
+           "--json"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "{\"id\":\"deploy-1\",\"outcome\":\"updated\",\"next_due\":\"2030-01-01T00:00:00.000Z\"}\n",
+             r.out);
+  d = s.async_inspect("deploy-1", use_future).get();
+  BOOST_TEST((d.summary.period == 30min));
+  BOOST_TEST(d.payload == "v2");
+  BOOST_TEST((d.summary.next_due == std::chrono::sys_days(std::chrono::year{2030} / 1 / 1)));
+  // --replace starts it over, from the new start.
+  r = run({"upsert", "deploy-1", "report", "--every", "30m", "--start", "2031-06-01T00:00:00Z", "--replace"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "deploy-1 replaced: next due 2031-06-01T00:00:00.000Z\n", r.out);
+  // The other kinds.
+  r = run({"upsert", "cron-2", "report", "--cron", "30 2 * * *", "--time-zone", "Europe/Paris"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(contains(r.out, "cron-2 created: next due "), r.out);
+  d = s.async_inspect("cron-2", use_future).get();
+  BOOST_TEST(d.summary.cron == "30 2 * * *");
+  BOOST_TEST(d.summary.time_zone == "Europe/Paris");
+  r = run({"upsert", "delay-1", "report", "--fixed-delay", "500ms", "--delay", "1h"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST((s.async_inspect("delay-1", use_future).get().summary.kind == cd::schedule_kind::fixed_delay));
+  r = run({"upsert", "once-2", "mail", "--once", "--start", "2030-02-01"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out == "once-2 created: next due 2030-02-01T00:00:00.000Z\n", r.out);
+  // What the library refuses fails with exit code 1, naming the value.
+  r = run({"upsert", "cron-3", "report", "--cron", "61 * * * *"});
+  BOOST_TEST(r.code == 1);
+  BOOST_TEST(contains(r.err, "upsert cron-3: "), r.err);
+  BOOST_TEST(contains(r.err, "61 * * * *"), r.err);
+  BOOST_TEST(s.async_list_schedules({"cron-3", "", 10}, use_future).get().schedules.empty());
+}
+
 BOOST_AUTO_TEST_CASE(bad_usage_exits_2_with_a_message_naming_what_is_wrong) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{}, "no command given"},
@@ -278,6 +323,15 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2_with_a_message_naming_what_is_wrong) {
       {{"--namespace", "a}b", "time"}, "name_space \"a}b\""},
       {{"--tls-ca", "/nonexistent/ca.pem", "time"}, "/nonexistent/ca.pem"},
       {{"list", "--limit"}, "--limit needs a value"},
+      {{"upsert", "a"}, "upsert takes 2 operands, got 1"},
+      {{"upsert", "a", "t"}, "upsert needs the schedule's kind: --every D"},
+      {{"upsert", "a", "t", "--every", "5x"}, "--every: \"5x\" is not a duration"},
+      {{"upsert", "a", "t", "--every", "1s", "--cron", "* * * * *"}, "--every and --cron both choose"},
+      {{"upsert", "a", "t", "--once", "--start", "2030-01-01", "--delay", "1s"}, "--start and --delay both"},
+      {{"upsert", "a", "t", "--every", "1s", "--time-zone", "Europe/Paris"}, "--time-zone is for --cron"},
+      {{"upsert", "a", "t", "--once", "--misfire", "later"}, "--misfire must be fire-once-now, skip or catch-up"},
+      {{"upsert", "a", "t", "--once", "--max-attempts", "0"}, "--max-attempts must be a whole number of at least 1"},
+      {{"list", "--every", "5s"}, "--every is an option of upsert, not of list"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = run(args, true);
