@@ -78,7 +78,7 @@ struct native_poll {
 template <class F>
 void defer_on(const asio_ns::any_io_executor& ex, F f) {
   using io_executor = asio_ns::io_context::executor_type;
-  if (const auto* io = ex.target<io_executor>()) {
+  if (const auto* io = asio_compat::target<io_executor>(ex)) {
     asio_ns::defer(*io, std::move(f));
   } else {
     asio_ns::defer(ex, std::move(f));
@@ -308,7 +308,7 @@ void timer_shard::post_held_collect_locked(time_point t) {
   // no hand-off to measure.
   using io_executor = asio_ns::io_context::executor_type;
   held_collect h{this, generation, t, std::nullopt};
-  if (const auto* io = context_ex_->target<io_executor>(); io != nullptr && io->running_in_this_thread()) {
+  if (const auto* io = asio_compat::target<io_executor>(*context_ex_); io != nullptr && io->running_in_this_thread()) {
     defer_on(*context_ex_, std::move(h));
   } else {
     h.posted = clock::now();

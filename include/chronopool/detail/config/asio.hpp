@@ -23,7 +23,9 @@
 //   chronopool::detail::asio_compat
 //                         the completion-token adapters that Asio moved out
 //                         of `experimental` in 1.24 (Boost 1.80): append,
-//                         as_tuple (for the tests), deferred.
+//                         as_tuple (for the tests), deferred; and target<T>(ex),
+//                         any_io_executor::target<T>() checked for the type
+//                         (standalone Asio 1.22 does not check it).
 // It includes the Asio headers that most of the library needs (they cost
 // about what io_context.hpp alone costs); the few heavier ones (coroutines,
 // strands, thread_pool, Asio's own timers) are included where they are used.
@@ -71,6 +73,11 @@
 #endif
 
 #include <system_error>
+#include <typeinfo>
+
+#ifdef ASIO_NO_TYPEID
+#error "chronopool: on standalone Asio it needs RTTI (any_io_executor::target_type, see asio_compat::target)"
+#endif
 
 namespace chronopool {
 namespace asio_ns = ::asio;
@@ -142,6 +149,18 @@ using ::boost::system::system_error;
 #endif
 
 namespace chronopool::detail::asio_compat {
+
+/// @p ex's target executor when it is a @p T, else null. Boost.Asio's
+/// any_executor::target<T>() checks the type; standalone Asio 1.22's casts
+/// whatever the target is, so the type is checked here first.
+template <class T, class AnyExecutor>
+const T* target(const AnyExecutor& ex) noexcept {
+#ifdef CHRONOPOOL_STANDALONE_ASIO
+  if (ex.target_type() != typeid(T)) return nullptr;
+#endif
+  return ex.template target<T>();
+}
+
 #ifdef CHRONOPOOL_ASIO_EXPERIMENTAL_TOKENS
 using ::asio::experimental::append;
 using ::asio::experimental::as_tuple;

@@ -51,11 +51,11 @@ using tracked_executor_t = std::decay_t<decltype(asio_ns::prefer(std::declval<co
 /// false when it is neither.
 template <class Plain, class Ex, class F>
 bool complete_on_target(const Ex& ex, F& f, bool may_run_here) {
-  if (const auto* t = ex.template target<tracked_executor_t<Plain>>()) {
+  if (const auto* t = asio_compat::target<tracked_executor_t<Plain>>(ex)) {
     complete_on(*t, std::move(f), may_run_here);
     return true;
   }
-  if (const auto* p = ex.template target<Plain>()) {
+  if (const auto* p = asio_compat::target<Plain>(ex)) {
     complete_on(*p, std::move(f), may_run_here);
     return true;
   }
@@ -71,10 +71,10 @@ const asio_ns::execution_context* plain_context_of(const Ex& ex) noexcept {
   using io = asio_ns::io_context::executor_type;
   using pool = scheduled_thread_pool::executor_type;
   if constexpr (std::is_same_v<Ex, asio_ns::any_io_executor>) {
-    if (const auto* e = ex.template target<io>()) return &e->context();
-    if (const auto* e = ex.template target<tracked_executor_t<io>>()) return &e->context();
-    if (const auto* e = ex.template target<pool>()) return &e->context();
-    if (const auto* e = ex.template target<tracked_executor_t<pool>>()) return &e->context();
+    if (const auto* e = asio_compat::target<io>(ex)) return &e->context();
+    if (const auto* e = asio_compat::target<tracked_executor_t<io>>(ex)) return &e->context();
+    if (const auto* e = asio_compat::target<pool>(ex)) return &e->context();
+    if (const auto* e = asio_compat::target<tracked_executor_t<pool>>(ex)) return &e->context();
     return nullptr;
   } else if constexpr (std::is_same_v<Ex, io> || std::is_same_v<Ex, tracked_executor_t<io>> ||
                        std::is_same_v<Ex, pool> || std::is_same_v<Ex, tracked_executor_t<pool>>) {
@@ -94,11 +94,11 @@ asio_ns::any_io_executor context_executor_of(const Ex& ex) {
   using pool = scheduled_thread_pool::executor_type;
   using tp = asio_ns::thread_pool::executor_type;
   if constexpr (std::is_same_v<Ex, asio_ns::any_io_executor>) {
-    if (const auto* e = ex.template target<io>()) return e->context().get_executor();
-    if (const auto* e = ex.template target<tracked_executor_t<io>>()) return e->context().get_executor();
-    if (const auto* e = ex.template target<asio_ns::strand<io>>()) return context_executor_of(e->get_inner_executor());
-    if (const auto* e = ex.template target<pool>()) return e->context().get_executor();
-    if (const auto* e = ex.template target<tp>()) return e->context().get_executor();
+    if (const auto* e = asio_compat::target<io>(ex)) return e->context().get_executor();
+    if (const auto* e = asio_compat::target<tracked_executor_t<io>>(ex)) return e->context().get_executor();
+    if (const auto* e = asio_compat::target<asio_ns::strand<io>>(ex)) return context_executor_of(e->get_inner_executor());
+    if (const auto* e = asio_compat::target<pool>(ex)) return e->context().get_executor();
+    if (const auto* e = asio_compat::target<tp>(ex)) return e->context().get_executor();
     return ex;
   } else if constexpr (std::is_same_v<Ex, io> || std::is_same_v<Ex, tracked_executor_t<io>> ||
                        std::is_same_v<Ex, pool> || std::is_same_v<Ex, tracked_executor_t<pool>> ||

@@ -149,13 +149,13 @@ class timer_object_impl<asio_ns::any_io_executor> {
   /// Only an executor equal to that one: one with a property preferred must
   /// come back from get_executor() with it.
   static bool is_plain(const executor& ex, timer_service_base& service) {
-    if (const auto* io_ex = ex.target<asio_ns::io_context::executor_type>()) {
+    if (const auto* io_ex = asio_compat::target<asio_ns::io_context::executor_type>(ex)) {
       asio_ns::io_context& io = io_ex->context();
       if (!(*io_ex == io.get_executor())) return false;
       if (service.own_io_context() == nullptr) service.set_own_io_context(io);
       return true;
     }
-    if (const auto* pool_ex = ex.target<scheduled_thread_pool::executor_type>()) {
+    if (const auto* pool_ex = asio_compat::target<scheduled_thread_pool::executor_type>(ex)) {
       scheduled_thread_pool& pool = asio_ns::query(*pool_ex, asio_ns::execution::context);
       return service.own_pool() == &pool && *pool_ex == pool.get_executor();
     }
