@@ -6,14 +6,12 @@
 // ticks exact: only the grid's past instants can have run.
 #include <chronopool/periodic.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
