@@ -71,8 +71,14 @@ endif()
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME ${_chronopool_deb_dev})
+# Built on standalone Asio (CHRONOPOOL_STANDALONE_ASIO), Debian 12's libasio-dev (1.22.1) instead.
+if(CHRONOPOOL_STANDALONE_ASIO)
+  set(_chronopool_deb_asio "libasio-dev (>= 1:1.22.1)")
+else()
+  set(_chronopool_deb_asio "libboost-dev (>= 1.81) | libboost1.81-dev")
+endif()
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libboost-dev (>= 1.81) | libboost1.81-dev, libfmt-dev, libhowardhinnant-date-dev, tzdata")
+  "${_chronopool_deb_asio}, libfmt-dev, libhowardhinnant-date-dev, tzdata")
 set(CPACK_COMPONENT_DEV_DISPLAY_NAME "chronopool")
 # CPackDeb writes CPACK_PACKAGE_DESCRIPTION_SUMMARY as the synopsis line of
 # both packages, then these as the extended descriptions.

@@ -1,7 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 /// \file
-/// chronopool::basic_scheduled_timer — a drop-in for boost::asio::basic_waitable_timer.
+/// chronopool::basic_scheduled_timer — a drop-in for asio_ns::basic_waitable_timer.
 #pragma once
 
 #include <chronopool/detail/timer/timer_object_impl.hpp>
@@ -9,13 +9,7 @@
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/asio/wait_traits.hpp>
-#include <boost/system/error_code.hpp>
-#include <boost/system/system_error.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -24,7 +18,7 @@
 
 namespace chronopool {
 
-/// A timer with the members and semantics of boost::asio::basic_waitable_timer,
+/// A timer with the members and semantics of asio_ns::basic_waitable_timer,
 /// backed by chronopool's timer_service (see there for which threads run what).
 ///
 /// Differences from Asio's timer, all extensions:
@@ -43,8 +37,8 @@ namespace chronopool {
 /// @par Thread Safety
 /// Distinct objects: safe. Shared objects: safe for cancel, cancel_one,
 /// expiry, expires_at, expires_after and async_wait.
-template <class Clock, class WaitTraits = boost::asio::wait_traits<Clock>,
-          class Executor = boost::asio::any_io_executor>
+template <class Clock, class WaitTraits = asio_ns::wait_traits<Clock>,
+          class Executor = asio_ns::any_io_executor>
 class basic_scheduled_timer {
   static_assert(std::is_same_v<Clock, std::chrono::steady_clock>,
                 "chronopool timers run on std::chrono::steady_clock or std::chrono::system_clock only");
@@ -69,7 +63,7 @@ class basic_scheduled_timer {
   explicit basic_scheduled_timer(const executor_type& ex) : object_(ex, service_for(ex)) {}
   /// A timer on @p ctx, using ctx's executor (as the constructor from an executor).
   template <class ExecutionContext>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   explicit basic_scheduled_timer(ExecutionContext& ctx)
       : object_(executor_type(ctx.get_executor()), detail::timer_service_of(ctx)) {}
   // The expiry constructors and setters are templates over the unit, where
@@ -84,7 +78,7 @@ class basic_scheduled_timer {
   }
   /// A timer on @p ctx that expires at @p expiry_time (saturating).
   template <class ExecutionContext, class Duration>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::time_point<Clock, Duration>& expiry_time)
       : basic_scheduled_timer(ctx) {
     service().set_initial_expiry(impl(), to_time_point(expiry_time));
@@ -97,7 +91,7 @@ class basic_scheduled_timer {
   }
   /// A timer on @p ctx that expires @p expiry_time from now (saturating).
   template <class ExecutionContext, class Rep, class Period>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ctx) {
     service().set_initial_expiry(impl(), from_now(expiry_time));
@@ -185,18 +179,18 @@ class basic_scheduled_timer {
   /// Blocks the calling thread until the expiry has passed (following an
   /// expiry moved meanwhile); cancel() does not end it. Runs no handlers.
   void wait() {
-    boost::system::error_code ec;
+    sys_ns::error_code ec;
     service().wait(impl(), ec);
-    if (ec) throw boost::system::system_error(ec, "wait");
+    if (ec) throw sys_ns::system_error(ec, "wait");
   }
   /// As wait(); @p ec is set to success when it returns.
-  void wait(boost::system::error_code& ec) { service().wait(impl(), ec); }
+  void wait(sys_ns::error_code& ec) { service().wait(impl(), ec); }
 
   /// Starts an asynchronous wait for the expiry.
   ///
   /// @par Completion Signature
-  /// @code void(boost::system::error_code) @endcode
-  /// Success when the expiry came; boost::asio::error::operation_aborted when
+  /// @code void(sys_ns::error_code) @endcode
+  /// Success when the expiry came; asio_ns::error::operation_aborted when
   /// the wait was cancelled (cancel, cancel_one, expires_*, destruction,
   /// per-operation cancellation, or the pool's shutdown_now()).
   ///
@@ -217,9 +211,9 @@ class basic_scheduled_timer {
   /// among them, takes a block from a per-thread cache of freed wait blocks
   /// (an allocation when the cache is empty). docs/performance.md measures
   /// what that costs (the `fire` rows with a three- and a four-word handler).
-  template <class WaitToken = boost::asio::default_completion_token_t<executor_type>>
-  auto async_wait(WaitToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
-    return boost::asio::async_initiate<WaitToken, void(boost::system::error_code)>(initiate_async_wait(this),
+  template <class WaitToken = asio_ns::default_completion_token_t<executor_type>>
+  auto async_wait(WaitToken&& token = asio_ns::default_completion_token_t<executor_type>()) {
+    return asio_ns::async_initiate<WaitToken, void(sys_ns::error_code)>(initiate_async_wait(this),
                                                                                     token);
   }
 

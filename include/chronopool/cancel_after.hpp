@@ -10,7 +10,7 @@
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/cancellation_type.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <type_traits>
@@ -26,27 +26,27 @@ class cancel_after_t {
  public:
   /// Adapts @p token; @p callers_timer, when not null, is the caller's timer to use.
   template <class T>
-  cancel_after_t(T&& token, detail::duration timeout, boost::asio::cancellation_type_t type,
+  cancel_after_t(T&& token, detail::duration timeout, asio_ns::cancellation_type_t type,
                  Timer* callers_timer = nullptr)
       : token_(std::forward<T>(token)), timeout_(timeout), type_(type), timer_(callers_timer) {}
 
   Token token_;                              ///< the adapted token
   detail::duration timeout_;                 ///< how long the operation may take
-  boost::asio::cancellation_type_t type_;    ///< what the expiry emits
+  asio_ns::cancellation_type_t type_;    ///< what the expiry emits
   Timer* timer_;                             ///< the caller's timer, or null for one of its own
 };
 
 /// The partial adapter cancel_after(timeout) returns: applied to a token
 /// (`cancel_after(2s)(token)`) it gives a cancel_after_t; used as a token
 /// itself it adapts the operation's default completion token, or
-/// boost::asio::deferred when the I/O executor names none (so that
+/// asio_ns::deferred when the I/O executor names none (so that
 /// `co_await op(..., cancel_after(2s))` works inside an asio::awaitable).
 template <class Timer = steady_timer>
 class partial_cancel_after {
  public:
   /// The timeout and the cancellation type; @p callers_timer, when not null,
   /// is the caller's timer to use.
-  partial_cancel_after(detail::duration timeout, boost::asio::cancellation_type_t type, Timer* callers_timer = nullptr)
+  partial_cancel_after(detail::duration timeout, asio_ns::cancellation_type_t type, Timer* callers_timer = nullptr)
       : timeout_(timeout), type_(type), timer_(callers_timer) {}
 
   /// Adapts @p token.
@@ -56,7 +56,7 @@ class partial_cancel_after {
   }
 
   detail::duration timeout_;               ///< how long the operation may take
-  boost::asio::cancellation_type_t type_;  ///< what the expiry emits
+  asio_ns::cancellation_type_t type_;  ///< what the expiry emits
   Timer* timer_;                           ///< the caller's timer, or null for one of its own
 };
 
@@ -76,25 +76,25 @@ class partial_cancel_after {
 /// working: a cancellation emitted on it is forwarded to the operation.
 template <class Rep, class Period>
 partial_cancel_after<> cancel_after(std::chrono::duration<Rep, Period> timeout,
-                                    boost::asio::cancellation_type_t type = boost::asio::cancellation_type::terminal) {
+                                    asio_ns::cancellation_type_t type = asio_ns::cancellation_type::terminal) {
   return partial_cancel_after<>(detail::saturating_duration(timeout, "timeout"), type);
 }
 
 /// Adapts @p token: the operation is cancelled (terminal) when it has not
 /// completed @p timeout after it was initiated. See the partial form.
 template <class Rep, class Period, class Token>
-  requires(!std::is_convertible_v<Token, boost::asio::cancellation_type_t>)
+  requires(!std::is_convertible_v<Token, asio_ns::cancellation_type_t>)
 cancel_after_t<std::decay_t<Token>> cancel_after(std::chrono::duration<Rep, Period> timeout, Token&& token) {
   return cancel_after_t<std::decay_t<Token>>(std::forward<Token>(token),
                                              detail::saturating_duration(timeout, "timeout"),
-                                             boost::asio::cancellation_type::terminal);
+                                             asio_ns::cancellation_type::terminal);
 }
 
 /// Adapts @p token: the operation is cancelled with @p type (partial, total
 /// or terminal) when it has not completed @p timeout after it was initiated.
 template <class Rep, class Period, class Token>
 cancel_after_t<std::decay_t<Token>> cancel_after(std::chrono::duration<Rep, Period> timeout,
-                                                 boost::asio::cancellation_type_t type, Token&& token) {
+                                                 asio_ns::cancellation_type_t type, Token&& token) {
   return cancel_after_t<std::decay_t<Token>>(std::forward<Token>(token),
                                              detail::saturating_duration(timeout, "timeout"), type);
 }
@@ -105,7 +105,7 @@ cancel_after_t<std::decay_t<Token>> cancel_after(std::chrono::duration<Rep, Peri
 template <class Clock, class WaitTraits, class Executor, class Rep, class Period>
 partial_cancel_after<basic_scheduled_timer<Clock, WaitTraits, Executor>> cancel_after(
     basic_scheduled_timer<Clock, WaitTraits, Executor>& timer, std::chrono::duration<Rep, Period> timeout,
-    boost::asio::cancellation_type_t type = boost::asio::cancellation_type::terminal) {
+    asio_ns::cancellation_type_t type = asio_ns::cancellation_type::terminal) {
   return partial_cancel_after<basic_scheduled_timer<Clock, WaitTraits, Executor>>(
       detail::saturating_duration(timeout, "timeout"), type, &timer);
 }
@@ -113,13 +113,13 @@ partial_cancel_after<basic_scheduled_timer<Clock, WaitTraits, Executor>> cancel_
 /// Adapts @p token, running the timeout on the caller's @p timer (see the
 /// partial form with a timer); the cancellation is terminal.
 template <class Clock, class WaitTraits, class Executor, class Rep, class Period, class Token>
-  requires(!std::is_convertible_v<Token, boost::asio::cancellation_type_t>)
+  requires(!std::is_convertible_v<Token, asio_ns::cancellation_type_t>)
 cancel_after_t<std::decay_t<Token>, basic_scheduled_timer<Clock, WaitTraits, Executor>> cancel_after(
     basic_scheduled_timer<Clock, WaitTraits, Executor>& timer, std::chrono::duration<Rep, Period> timeout,
     Token&& token) {
   return cancel_after_t<std::decay_t<Token>, basic_scheduled_timer<Clock, WaitTraits, Executor>>(
       std::forward<Token>(token), detail::saturating_duration(timeout, "timeout"),
-      boost::asio::cancellation_type::terminal, &timer);
+      asio_ns::cancellation_type::terminal, &timer);
 }
 
 /// Adapts @p token, running the timeout on the caller's @p timer; the
@@ -127,7 +127,7 @@ cancel_after_t<std::decay_t<Token>, basic_scheduled_timer<Clock, WaitTraits, Exe
 template <class Clock, class WaitTraits, class Executor, class Rep, class Period, class Token>
 cancel_after_t<std::decay_t<Token>, basic_scheduled_timer<Clock, WaitTraits, Executor>> cancel_after(
     basic_scheduled_timer<Clock, WaitTraits, Executor>& timer, std::chrono::duration<Rep, Period> timeout,
-    boost::asio::cancellation_type_t type, Token&& token) {
+    asio_ns::cancellation_type_t type, Token&& token) {
   return cancel_after_t<std::decay_t<Token>, basic_scheduled_timer<Clock, WaitTraits, Executor>>(
       std::forward<Token>(token), detail::saturating_duration(timeout, "timeout"), type, &timer);
 }

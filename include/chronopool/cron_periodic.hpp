@@ -13,8 +13,7 @@
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_options.hpp>
 
-#include <boost/asio/wait_traits.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -54,7 +53,7 @@ class cron_state final
   // leaves this function (see periodic_options::continue_after_error). It
   // never re-arms a pending wait (it has no controls), so every wait is
   // current and the generation is not needed.
-  void on_tick(const boost::system::error_code& ec, std::uint64_t /*generation*/) {
+  void on_tick(const sys_ns::error_code& ec, std::uint64_t /*generation*/) {
     if (ec || !this->active()) return;
     // The system timer completes no earlier than the instant by the system
     // clock, steps included.

@@ -10,14 +10,7 @@
 #include <chronopool/detail/calendar/cron_run.hpp>
 #include <chronopool/detail/time/clock_steps.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/compose.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/wait_traits.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -42,7 +35,7 @@ namespace chronopool {
 /// completes it at once. On a context with a manual clock the instants are
 /// read on its virtual system clock. One tick wait at a time: a new async_tick cancels
 /// a pending one.
-template <class Executor = boost::asio::any_io_executor>
+template <class Executor = asio_ns::any_io_executor>
 class basic_cron_timer {
  public:
   using executor_type = Executor;                          ///< the executor tick handlers default to
@@ -58,7 +51,7 @@ class basic_cron_timer {
   }
   /// As the constructor above, on @p ctx's executor.
   template <class ExecutionContext>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   basic_cron_timer(ExecutionContext& ctx, cron_schedule schedule, cron_misfire misfire = {})
       : basic_cron_timer(executor_type(ctx.get_executor()), std::move(schedule), misfire) {}
 
@@ -88,17 +81,17 @@ class basic_cron_timer {
   /// Waits for the next tick.
   ///
   /// @par Completion Signature
-  /// @code void(boost::system::error_code) @endcode
-  /// boost::asio::error::operation_aborted when cancelled;
-  /// boost::asio::error::eof when the schedule names no instant left (an
+  /// @code void(sys_ns::error_code) @endcode
+  /// asio_ns::error::operation_aborted when cancelled;
+  /// asio_ns::error::eof when the schedule names no instant left (an
   /// instant past what system_clock::time_point holds).
   ///
   /// @par Per-Operation Cancellation
   /// terminal, partial and total cancellation abort the wait; the tick is
   /// not consumed.
-  template <class TickToken = boost::asio::default_completion_token_t<executor_type>>
-  auto async_tick(TickToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
-    return boost::asio::async_compose<TickToken, void(boost::system::error_code)>(tick_op{this, 0}, token, timer_);
+  template <class TickToken = asio_ns::default_completion_token_t<executor_type>>
+  auto async_tick(TickToken&& token = asio_ns::default_completion_token_t<executor_type>()) {
+    return asio_ns::async_compose<TickToken, void(sys_ns::error_code)>(tick_op{this, 0}, token, timer_);
   }
 
  private:
@@ -107,14 +100,14 @@ class basic_cron_timer {
     int state;  // 0: not started, 1: waiting, 2: completing eof
 
     template <class Self>
-    void operator()(Self& op, boost::system::error_code ec = {}) {
+    void operator()(Self& op, sys_ns::error_code ec = {}) {
       if (state == 0) {
-        op.reset_cancellation_state(boost::asio::enable_total_cancellation());
+        op.reset_cancellation_state(asio_ns::enable_total_cancellation());
         if (self->consumed_) {
           if (!self->cursor_.advance(self->context_now())) {
             // Never complete inside the initiating call: post the eof.
             state = 2;
-            boost::asio::post(self->timer_.get_executor(), std::move(op));
+            asio_ns::post(self->timer_.get_executor(), std::move(op));
             return;
           }
           self->consumed_ = false;
@@ -124,7 +117,7 @@ class basic_cron_timer {
         return;
       }
       if (state == 2) {
-        op.complete(boost::asio::error::eof);
+        op.complete(asio_ns::error::eof);
         return;
       }
       if (!ec) {
@@ -144,17 +137,17 @@ class basic_cron_timer {
   /// The system time on the timer's context: the library's, or its manual
   /// clock's. (Asio's get_executor() is not const; reading it changes nothing.)
   time_point context_now() const {
-    using timer_type = basic_scheduled_timer<clock_type, boost::asio::wait_traits<clock_type>, Executor>;
+    using timer_type = basic_scheduled_timer<clock_type, asio_ns::wait_traits<clock_type>, Executor>;
     return detail::context_system_now(const_cast<timer_type&>(timer_).get_executor());
   }
 
-  basic_scheduled_timer<clock_type, boost::asio::wait_traits<clock_type>, Executor> timer_;
+  basic_scheduled_timer<clock_type, asio_ns::wait_traits<clock_type>, Executor> timer_;
   detail::cron_cursor cursor_;
   std::optional<time_point> last_;
   bool consumed_ = false;  // the tick for cursor_.current() has completed
 };
 
-/// A calendar timer on any I/O executor (boost::asio::any_io_executor).
+/// A calendar timer on any I/O executor (asio_ns::any_io_executor).
 using cron_timer = basic_cron_timer<>;
 
 }  // namespace chronopool

@@ -7,7 +7,7 @@
 #include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
 
-#include <boost/asio/io_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -88,7 +88,7 @@ class manual_clock {
   /// advance() and by the wall steps.
   system_time_point system_now() const noexcept { return time_.system_now(); }
   /// The io_context this clock drives.
-  boost::asio::io_context& context() const noexcept { return io_; }
+  asio_ns::io_context& context() const noexcept { return io_; }
 
   /// Runs the handlers ready now, then moves the time forward by @p d, one
   /// deadline at a time, completing the waits due at each (and running what
@@ -147,8 +147,8 @@ class manual_clock {
  private:
   friend class detail::timer_service_base;
   friend class detail::manual_clock_idle_hook;
-  friend manual_clock& use_manual_clock(boost::asio::io_context& io);
-  manual_clock(boost::asio::io_context& io, detail::timer_service_base& service) noexcept;
+  friend manual_clock& use_manual_clock(asio_ns::io_context& io);
+  manual_clock(asio_ns::io_context& io, detail::timer_service_base& service) noexcept;
 
   template <class Rep, class Period>
   static duration checked(std::chrono::duration<Rep, Period> d, const char* what) {
@@ -169,7 +169,7 @@ class manual_clock {
   /// or the context is stopped.
   bool advance_when_idle();
 
-  boost::asio::io_context& io_;
+  asio_ns::io_context& io_;
   detail::timer_service_base& service_;
   detail::manual_time time_;
   detail::manual_clock_idle_hook* idle_hook_ = nullptr;  // the context's reactor, when use_manual_clock made it
@@ -181,13 +181,13 @@ class manual_clock {
 /// by @p io, destroyed with it); the same clock when called again. Call it
 /// before the first chronopool timer, sleep or periodic handler of @p io
 /// exists, and not with use_pool(io, pool): both throw std::logic_error.
-manual_clock& use_manual_clock(boost::asio::io_context& io);
+manual_clock& use_manual_clock(asio_ns::io_context& io);
 
 /// The manual clock of @p io; std::logic_error when @p io runs on the real
 /// clock (use_manual_clock was not called for it).
-manual_clock& manual_clock_of(boost::asio::io_context& io);
+manual_clock& manual_clock_of(asio_ns::io_context& io);
 
 /// Whether @p io's chronopool timers run on a manual clock.
-bool has_manual_clock(boost::asio::io_context& io);
+bool has_manual_clock(asio_ns::io_context& io);
 
 }  // namespace chronopool

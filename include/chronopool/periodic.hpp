@@ -12,8 +12,7 @@
 #include <chronopool/periodic_options.hpp>
 #include <chronopool/periodic_stats.hpp>
 
-#include <boost/asio/wait_traits.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -149,7 +148,7 @@ class executor_schedule : public periodic_state_base, public std::enable_shared_
   void wait_until(typename Clock::time_point deadline, std::uint64_t generation = 0) {
     timer_.expires_at(deadline);
     auto self = this->shared_from_this();
-    timer_.async_wait([self, generation](const boost::system::error_code& ec) { self->on_tick(ec, generation); });
+    timer_.async_wait([self, generation](const sys_ns::error_code& ec) { self->on_tick(ec, generation); });
     // A cancel() that ran between on_tick's check and this wait found
     // nothing to cancel: cancel the wait it missed.
     if (stopped_.load()) timer_.cancel();
@@ -172,7 +171,7 @@ class executor_schedule : public periodic_state_base, public std::enable_shared_
   sys_time schedule_system_now() noexcept { return context_system_now(timer_.get_executor()); }
 
  private:
-  basic_scheduled_timer<Clock, boost::asio::wait_traits<Clock>, Executor> timer_;
+  basic_scheduled_timer<Clock, asio_ns::wait_traits<Clock>, Executor> timer_;
 };
 
 template <class Executor, class Handler>
@@ -280,7 +279,7 @@ class periodic_state final : public executor_schedule<periodic_state<Executor, H
   // returns, so runs never overlap. An exception from the handler never
   // leaves this function: it goes to the error handler, and stops the
   // schedule unless continue_after_error is set.
-  void on_tick(const boost::system::error_code& ec, std::uint64_t generation) {
+  void on_tick(const sys_ns::error_code& ec, std::uint64_t generation) {
     bool extra = false;
     time_point due;  // the deadline this run's wait was armed for
     {

@@ -9,11 +9,7 @@
 #include <chronopool/detail/time/saturating_time.hpp>
 #include <chronopool/periodic_options.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/compose.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -38,7 +34,7 @@ enum class first_tick : std::uint8_t {
 /// period from that tick, skip moves to the next ideal instant after now.
 ///
 /// One tick wait at a time: a new async_tick cancels a pending one.
-template <class Executor = boost::asio::any_io_executor>
+template <class Executor = asio_ns::any_io_executor>
 class basic_periodic_timer {
  public:
   using executor_type = Executor;                 ///< the executor tick handlers default to
@@ -57,7 +53,7 @@ class basic_periodic_timer {
         next_(first ? *first : detail::saturating_add(context_now(), period_)) {}
   /// As the constructor above, on @p ctx's executor.
   template <class ExecutionContext, class Rep, class Period>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   basic_periodic_timer(ExecutionContext& ctx, std::chrono::duration<Rep, Period> period,
                        missed_tick_policy policy = missed_tick_policy::burst,
                        std::optional<time_point> first = std::nullopt)
@@ -70,7 +66,7 @@ class basic_periodic_timer {
       : basic_periodic_timer(ex, period, policy, first_instant(when, ex)) {}
   /// As the constructor above, on @p ctx's executor.
   template <class ExecutionContext, class Rep, class Period>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   basic_periodic_timer(ExecutionContext& ctx, std::chrono::duration<Rep, Period> period, missed_tick_policy policy,
                        first_tick when)
       : basic_periodic_timer(executor_type(ctx.get_executor()), period, policy,
@@ -117,14 +113,14 @@ class basic_periodic_timer {
   /// Waits for the next tick.
   ///
   /// @par Completion Signature
-  /// @code void(boost::system::error_code) @endcode
+  /// @code void(sys_ns::error_code) @endcode
   ///
   /// @par Per-Operation Cancellation
   /// terminal, partial and total cancellation abort the wait; the tick is
   /// not consumed.
-  template <class TickToken = boost::asio::default_completion_token_t<executor_type>>
-  auto async_tick(TickToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
-    return boost::asio::async_compose<TickToken, void(boost::system::error_code)>(tick_op{this, false, 0}, token,
+  template <class TickToken = asio_ns::default_completion_token_t<executor_type>>
+  auto async_tick(TickToken&& token = asio_ns::default_completion_token_t<executor_type>()) {
+    return asio_ns::async_compose<TickToken, void(sys_ns::error_code)>(tick_op{this, false, 0}, token,
                                                                                    timer_);
   }
 
@@ -135,11 +131,11 @@ class basic_periodic_timer {
     std::uint64_t resets = 0;  // the timer's reset count when the wait started
 
     template <class Self>
-    void operator()(Self& op, boost::system::error_code ec = {}) {
+    void operator()(Self& op, sys_ns::error_code ec = {}) {
       if (!started) {
         started = true;
         resets = self->resets_;
-        op.reset_cancellation_state(boost::asio::enable_total_cancellation());
+        op.reset_cancellation_state(asio_ns::enable_total_cancellation());
         self->timer_.expires_at(self->next_, self->leeway_);
         self->timer_.async_wait(std::move(op));
         return;
@@ -170,7 +166,7 @@ class basic_periodic_timer {
     return period;
   }
 
-  basic_scheduled_timer<clock_type, boost::asio::wait_traits<clock_type>, Executor> timer_;
+  basic_scheduled_timer<clock_type, asio_ns::wait_traits<clock_type>, Executor> timer_;
   duration period_;
   missed_tick_policy policy_;
   time_point next_;
@@ -178,7 +174,7 @@ class basic_periodic_timer {
   std::uint64_t resets_ = 0;  // reset()/reset_at() calls, for a pending tick_op
 };
 
-/// A periodic timer on any I/O executor (boost::asio::any_io_executor).
+/// A periodic timer on any I/O executor (asio_ns::any_io_executor).
 using periodic_timer = basic_periodic_timer<>;
 
 }  // namespace chronopool

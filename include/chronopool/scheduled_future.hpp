@@ -12,7 +12,7 @@
 #include <chronopool/errors.hpp>
 #include <chronopool/task_view.hpp>
 
-#include <boost/asio/async_result.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <exception>
@@ -203,7 +203,7 @@ class scheduled_future : public scheduled_future_base {
   /// @par Per-Operation Cancellation
   /// terminal, partial and total cancellation cancel the wait, not the task:
   /// the wait completes with an exception_ptr holding
-  /// boost::system::system_error(boost::asio::error::operation_aborted), and
+  /// sys_ns::system_error(asio_ns::error::operation_aborted), and
   /// the task runs on as if nobody had waited. This makes
   /// `co_await (f.async_wait(use_awaitable) || timer.async_wait(use_awaitable))`
   /// a wait with a timeout. Cancelling the task (cancel()) completes the wait
@@ -220,7 +220,7 @@ class scheduled_future : public scheduled_future_base {
   /// longer runs work (its context stopped, e.g. a pool after
   /// shutdown_now()), the handler is destroyed without being called, as Asio
   /// does with work posted to a stopped context.
-  template <boost::asio::completion_token_for<void(std::exception_ptr, T)> CompletionToken>
+  template <asio_ns::completion_token_for<void(std::exception_ptr, T)> CompletionToken>
   auto async_wait(CompletionToken&& token) const {
     return detail::async_wait_on<T>(task_, std::forward<CompletionToken>(token));
   }
@@ -265,7 +265,7 @@ class scheduled_future<void> : public scheduled_future_base {
   /// @par Per-Operation Cancellation
   /// terminal, partial and total cancellation cancel the wait, not the task:
   /// the wait completes with an exception_ptr holding
-  /// boost::system::system_error(boost::asio::error::operation_aborted), and
+  /// sys_ns::system_error(asio_ns::error::operation_aborted), and
   /// the task runs on as if nobody had waited. This makes
   /// `co_await (f.async_wait(use_awaitable) || timer.async_wait(use_awaitable))`
   /// a wait with a timeout. Cancelling the task (cancel()) completes the wait
@@ -282,7 +282,7 @@ class scheduled_future<void> : public scheduled_future_base {
   /// longer runs work (its context stopped, e.g. a pool after
   /// shutdown_now()), the handler is destroyed without being called, as Asio
   /// does with work posted to a stopped context.
-  template <boost::asio::completion_token_for<void(std::exception_ptr)> CompletionToken>
+  template <asio_ns::completion_token_for<void(std::exception_ptr)> CompletionToken>
   auto async_wait(CompletionToken&& token) const {
     return detail::async_wait_on<void>(task_, std::forward<CompletionToken>(token));
   }

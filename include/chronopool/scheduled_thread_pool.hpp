@@ -18,9 +18,7 @@
 #include <chronopool/run_state.hpp>
 #include <chronopool/scheduled_future.hpp>
 
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -61,7 +59,7 @@ class pool_manual_clock;
 /// every queued task, asks running ones to stop through their stop tokens),
 /// then joins the threads. It never waits for a delayed task's deadline.
 /// join() is the graceful path.
-class scheduled_thread_pool : public boost::asio::execution_context {
+class scheduled_thread_pool : public asio_ns::execution_context {
  public:
   using clock = std::chrono::steady_clock;  ///< the clock deadlines are kept in
   using duration = clock::duration;         ///< clock's duration
@@ -290,7 +288,7 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// down (see async_join()).
   ///
   /// @par Completion Signature
-  /// @code void(boost::system::error_code) @endcode
+  /// @code void(sys_ns::error_code) @endcode
   /// Success once the pool is TERMINATED; operation_aborted when the wait was
   /// cancelled.
   ///
@@ -314,7 +312,7 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   ///
   /// @par Thread Safety
   /// May be called from any thread, the pool's own included (it never blocks).
-  template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  template <asio_ns::completion_token_for<void(sys_ns::error_code)> CompletionToken>
   auto async_wait_for_termination(CompletionToken&& token);
 
   /// The asynchronous join(): shutdown() when the operation is initiated
@@ -324,8 +322,8 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// does not join the threads (the destructor does).
   ///
   /// @par Completion Signature
-  /// @code void(boost::system::error_code) @endcode
-  template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+  /// @code void(sys_ns::error_code) @endcode
+  template <asio_ns::completion_token_for<void(sys_ns::error_code)> CompletionToken>
   auto async_join(CompletionToken&& token);
 
   // ---- quiescence -----------------------------------------------------------------
@@ -355,7 +353,7 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// above).
   ///
   /// @par Completion Signature
-  /// @code void(boost::system::error_code) @endcode
+  /// @code void(sys_ns::error_code) @endcode
   /// Success once quiet (at once, through the handler's executor, when it is
   /// already; also once the pool has terminated); operation_aborted when the
   /// wait was cancelled.
@@ -376,7 +374,7 @@ class scheduled_thread_pool : public boost::asio::execution_context {
   /// @par Thread Safety
   /// May be called from any thread, the pool's own included (it never blocks).
   template <class Clock, class Duration,
-            boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+            asio_ns::completion_token_for<void(sys_ns::error_code)> CompletionToken>
   auto async_wait_quiet(std::chrono::time_point<Clock, Duration> horizon, CompletionToken&& token);
 
   // ---- queue control ------------------------------------------------------------

@@ -10,7 +10,7 @@
 
 namespace chronopool {
 
-/// Drop-in for boost::asio::steady_timer.
+/// Drop-in for asio_ns::steady_timer.
 using steady_timer = basic_scheduled_timer<std::chrono::steady_clock>;
 
 }  // namespace chronopool

@@ -10,7 +10,7 @@
 
 namespace chronopool {
 
-/// Drop-in for boost::asio::system_timer, whose waits follow steps of the
+/// Drop-in for asio_ns::system_timer, whose waits follow steps of the
 /// wall clock (see basic_scheduled_timer<std::chrono::system_clock>).
 using system_timer = basic_scheduled_timer<std::chrono::system_clock>;
 

@@ -7,8 +7,7 @@
 #include <chronopool/detail/timer/timer_service_base.hpp>
 #include <chronopool/timer_service_stats.hpp>
 
-#include <boost/asio/execution.hpp>
-#include <boost/asio/execution_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -61,10 +60,10 @@ class timer_service : public detail::timer_service_base {
  public:
   /// Asio's service id. The registry finds the service by this id's address
   /// (no key_type, so no type_info compared by name on each lookup).
-  static boost::asio::execution_context::id id;
+  static asio_ns::execution_context::id id;
 
-  /// Made by boost::asio::use_service<timer_service>(ctx), once per context.
-  explicit timer_service(boost::asio::execution_context& ctx);
+  /// Made by asio_ns::use_service<timer_service>(ctx), once per context.
+  explicit timer_service(asio_ns::execution_context& ctx);
   /// Destroys the waits still pending without calling their handlers.
   ~timer_service() override;
 
@@ -97,11 +96,11 @@ class timer_service : public detail::timer_service_base {
 };
 
 /// timer_service::set_poll_window for @p ctx's chronopool timers.
-void set_poll_window(boost::asio::execution_context& ctx, std::chrono::nanoseconds window);
+void set_poll_window(asio_ns::execution_context& ctx, std::chrono::nanoseconds window);
 
 /// Points @p ctx's chronopool timers at @p pool, so their time-keeping runs on
 /// the pool's threads. Call before the first timer of @p ctx exists.
-void use_pool(boost::asio::execution_context& ctx, scheduled_thread_pool& pool);
+void use_pool(asio_ns::execution_context& ctx, scheduled_thread_pool& pool);
 
 namespace detail {
 
@@ -112,11 +111,11 @@ template <class Executor>
 time_point context_now(const Executor& ex) {
   if (!any_manual_clock()) [[likely]]
     return clock::now();
-  if constexpr (boost::asio::execution::is_executor<Executor>::value) {
-    return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context))
+  if constexpr (asio_ns::execution::is_executor<Executor>::value) {
+    return asio_ns::use_service<timer_service>(asio_ns::query(ex, asio_ns::execution::context))
         .manual_or_real_now();
   } else {
-    return boost::asio::use_service<timer_service>(ex.context()).manual_or_real_now();
+    return asio_ns::use_service<timer_service>(ex.context()).manual_or_real_now();
   }
 }
 
@@ -127,11 +126,11 @@ template <class Executor>
 sys_time context_system_now(const Executor& ex) {
   if (!any_manual_clock()) [[likely]]
     return system_now();
-  if constexpr (boost::asio::execution::is_executor<Executor>::value) {
-    return boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context))
+  if constexpr (asio_ns::execution::is_executor<Executor>::value) {
+    return asio_ns::use_service<timer_service>(asio_ns::query(ex, asio_ns::execution::context))
         .system_now();
   } else {
-    return boost::asio::use_service<timer_service>(ex.context()).system_now();
+    return asio_ns::use_service<timer_service>(ex.context()).system_now();
   }
 }
 

@@ -6,7 +6,7 @@
 
 #include <chronopool/latency_histogram.hpp>
 
-#include <boost/asio/execution_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -44,7 +44,7 @@ std::string to_string(const timer_service_stats& s);
 /// The statistics of @p ctx's chronopool timers (an io_context, a
 /// scheduled_thread_pool, any execution context): its timer_service's
 /// stats(), the service made if need be.
-timer_service_stats timer_stats(boost::asio::execution_context& ctx);
+timer_service_stats timer_stats(asio_ns::execution_context& ctx);
 
 }  // namespace chronopool
 

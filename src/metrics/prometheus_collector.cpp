@@ -8,7 +8,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/execution_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <prometheus/client_metric.h>
 #include <prometheus/metric_type.h>
@@ -125,8 +125,8 @@ void prometheus_collector::add_pool(std::string name, const scheduled_thread_poo
   add_source("pool", std::move(name), [&pool](sample_sink& out) { report_pool(pool, out); });
 }
 
-void prometheus_collector::add_timer_service(std::string name, boost::asio::execution_context& ctx) {
-  const timer_service& service = boost::asio::use_service<timer_service>(ctx);
+void prometheus_collector::add_timer_service(std::string name, asio_ns::execution_context& ctx) {
+  const timer_service& service = asio_ns::use_service<timer_service>(ctx);
   add_source("context", std::move(name), [&service](sample_sink& out) {
     const timer_service_stats s = service.stats();
     out.gauge("chronopool_timer_pending_waits", "Timer waits started and not yet handed to their handlers.",

@@ -25,7 +25,7 @@ scheduled_thread_pool::scheduled_thread_pool(std::size_t core_pool_size)
 scheduled_thread_pool::scheduled_thread_pool(scheduled_thread_pool_options options)
     : core_(std::make_shared<detail::pool_core>(std::move(options))) {
   // Timers on this context keep their waits in the pool's own queue.
-  timer_service& timers = boost::asio::use_service<timer_service>(*this);
+  timer_service& timers = asio_ns::use_service<timer_service>(*this);
   timers.use_pool(*this);
   if (pool_manual_clock* m = core_->manual_clock()) {
     // Before any timer or task exists: the pool's timers read its manual
@@ -40,8 +40,8 @@ scheduled_thread_pool::~scheduled_thread_pool() {
   core_->close();
   // As every execution context that owns threads must: threads first, then
   // the services, while our members still exist.
-  boost::asio::execution_context::shutdown();
-  boost::asio::execution_context::destroy();
+  asio_ns::execution_context::shutdown();
+  asio_ns::execution_context::destroy();
 }
 
 void scheduled_thread_pool::enqueue(const detail::task_ptr& t, const char* where) { core_->enqueue(t, where); }

@@ -19,7 +19,7 @@
 
 namespace chronopool {
 
-manual_clock::manual_clock(boost::asio::io_context& io, detail::timer_service_base& service) noexcept
+manual_clock::manual_clock(asio_ns::io_context& io, detail::timer_service_base& service) noexcept
     : io_(io), service_(service) {}
 
 manual_clock::~manual_clock() {
@@ -99,13 +99,13 @@ std::size_t manual_clock::step_by(duration step) {
   return poll_ready("step_system_time");
 }
 
-manual_clock& use_manual_clock(boost::asio::io_context& io) {
+manual_clock& use_manual_clock(asio_ns::io_context& io) {
   // The idle hook is the context's reactor, made before the timer service,
   // whose native timers would make the real one. A second call finds the
   // service (and the clock) there already.
   detail::manual_clock_idle_hook* hook = nullptr;
-  if (!boost::asio::has_service<timer_service>(io)) hook = detail::install_manual_clock_idle_hook(io);
-  manual_clock& attached = boost::asio::use_service<timer_service>(io).attach_manual_clock(io);
+  if (!asio_ns::has_service<timer_service>(io)) hook = detail::install_manual_clock_idle_hook(io);
+  manual_clock& attached = asio_ns::use_service<timer_service>(io).attach_manual_clock(io);
   if (hook != nullptr && attached.idle_hook_ == nullptr) {
     attached.idle_hook_ = hook;
     attached.auto_advance_.store(true, std::memory_order_release);  // tokio's paused clock auto-advances
@@ -114,22 +114,22 @@ manual_clock& use_manual_clock(boost::asio::io_context& io) {
   return attached;
 }
 
-manual_clock& manual_clock_of(boost::asio::io_context& io) {
-  if (boost::asio::has_service<timer_service>(io)) {
-    if (manual_clock* c = boost::asio::use_service<timer_service>(io).attached_manual_clock()) return *c;
+manual_clock& manual_clock_of(asio_ns::io_context& io) {
+  if (asio_ns::has_service<timer_service>(io)) {
+    if (manual_clock* c = asio_ns::use_service<timer_service>(io).attached_manual_clock()) return *c;
   }
   throw std::logic_error("chronopool::manual_clock_of: this io_context runs on the real clock "
                          "(call chronopool::use_manual_clock(io) before its first timer)");
 }
 
-bool has_manual_clock(boost::asio::io_context& io) {
-  return boost::asio::has_service<timer_service>(io) &&
-         boost::asio::use_service<timer_service>(io).attached_manual_clock() != nullptr;
+bool has_manual_clock(asio_ns::io_context& io) {
+  return asio_ns::has_service<timer_service>(io) &&
+         asio_ns::use_service<timer_service>(io).attached_manual_clock() != nullptr;
 }
 
 namespace detail {
 
-manual_clock& timer_service_base::attach_manual_clock(boost::asio::io_context& io) {
+manual_clock& timer_service_base::attach_manual_clock(asio_ns::io_context& io) {
   if (manual_clock_) return *manual_clock_;
   if (pool_set_.load())
     throw std::logic_error("chronopool::use_manual_clock: this context's timers use a pool (use_pool); "

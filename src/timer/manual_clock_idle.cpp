@@ -17,29 +17,35 @@
 
 #include <chronopool/manual_clock.hpp>
 
+#include <chronopool/detail/config/asio.hpp>
+#ifdef CHRONOPOOL_STANDALONE_ASIO
+#include <asio/detail/reactor.hpp>
+#include <asio/detail/scheduler.hpp>
+#else
 #include <boost/asio/detail/reactor.hpp>
 #include <boost/asio/detail/scheduler.hpp>
+#endif
 
 #include <atomic>
 
 namespace chronopool::detail {
 
-#if defined(BOOST_ASIO_HAS_IOCP) || defined(BOOST_ASIO_WINDOWS_RUNTIME) || defined(BOOST_ASIO_HAS_IO_URING_DEFAULT)
+#if !defined(CHRONOPOOL_ASIO_HAS_REACTOR_TASK)
 
 class manual_clock_idle_hook {};
 
-manual_clock_idle_hook* install_manual_clock_idle_hook(boost::asio::io_context&) { return nullptr; }
+manual_clock_idle_hook* install_manual_clock_idle_hook(asio_ns::io_context&) { return nullptr; }
 
 void connect_manual_clock_idle_hook(manual_clock_idle_hook&, manual_clock*) noexcept {}
 
 #else
 
-class manual_clock_idle_hook final : public boost::asio::detail::reactor {
+class manual_clock_idle_hook final : public asio_ns::detail::reactor {
  public:
-  using base = boost::asio::detail::reactor;
-  using op_queue = boost::asio::detail::op_queue<boost::asio::detail::scheduler_operation>;
+  using base = asio_ns::detail::reactor;
+  using op_queue = asio_ns::detail::op_queue<asio_ns::detail::scheduler_operation>;
 
-  explicit manual_clock_idle_hook(boost::asio::io_context& io) : base(io) {}
+  explicit manual_clock_idle_hook(asio_ns::io_context& io) : base(io) {}
 
   void connect(manual_clock* c) noexcept { clock_.store(c, std::memory_order_release); }
 
@@ -66,20 +72,20 @@ class manual_clock_idle_hook final : public boost::asio::detail::reactor {
   std::atomic<manual_clock*> clock_{nullptr};
 };
 
-manual_clock_idle_hook* install_manual_clock_idle_hook(boost::asio::io_context& io) {
-  if (boost::asio::has_service<boost::asio::detail::reactor>(io)) return nullptr;
+manual_clock_idle_hook* install_manual_clock_idle_hook(asio_ns::io_context& io) {
+  if (asio_ns::has_service<asio_ns::detail::reactor>(io)) return nullptr;
   auto* hook = new manual_clock_idle_hook(io);
   // add_service takes ownership only when it succeeds (it throws before
   // linking the service in otherwise).
   try {
-    boost::asio::add_service<boost::asio::detail::reactor>(io, hook);
+    asio_ns::add_service<asio_ns::detail::reactor>(io, hook);
   } catch (...) {
     delete hook;
     throw;
   }
   // A context without an I/O object has no task yet: its idle threads
   // would sleep on the scheduler's condition variable, never in the hook.
-  boost::asio::use_service<boost::asio::detail::scheduler>(io).init_task();
+  asio_ns::use_service<asio_ns::detail::scheduler>(io).init_task();
   return hook;
 }
 

@@ -4,7 +4,7 @@
 // has nothing to run (auto-advance; see docs/design.md, "Testable time").
 #pragma once
 
-#include <boost/asio/io_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 namespace chronopool {
 class manual_clock;
@@ -21,7 +21,7 @@ class manual_clock_idle_hook;
 /// made first), or the platform's io_context has no reactor task (IOCP,
 /// io_uring as the default). Call it before the context's timer service
 /// exists (its native timers make the reactor).
-manual_clock_idle_hook* install_manual_clock_idle_hook(boost::asio::io_context& io);
+manual_clock_idle_hook* install_manual_clock_idle_hook(asio_ns::io_context& io);
 
 /// Points @p hook at @p c (null: none, the plain reactor). The clock
 /// calls it with null from its destructor.

@@ -16,9 +16,9 @@ namespace chronopool {
 
 // Defined once, here: an id defined inline in a header can be duplicated
 // across shared objects, splitting the service in two.
-boost::asio::execution_context::id timer_service::id;
+asio_ns::execution_context::id timer_service::id;
 
-timer_service::timer_service(boost::asio::execution_context& ctx) : detail::timer_service_base(ctx) {}
+timer_service::timer_service(asio_ns::execution_context& ctx) : detail::timer_service_base(ctx) {}
 
 namespace detail {
 std::atomic<std::uint64_t> timer_services_destroyed{0};
@@ -42,8 +42,8 @@ timer_service_stats timer_service::stats() const {
   return s;
 }
 
-timer_service_stats timer_stats(boost::asio::execution_context& ctx) {
-  return boost::asio::use_service<timer_service>(ctx).stats();
+timer_service_stats timer_stats(asio_ns::execution_context& ctx) {
+  return asio_ns::use_service<timer_service>(ctx).stats();
 }
 
 std::string to_string(const timer_service_stats& s) {
@@ -53,12 +53,12 @@ std::string to_string(const timer_service_stats& s) {
                      detail::human_duration(late.quantile(0.99)), detail::human_duration(late.max()));
 }
 
-void set_poll_window(boost::asio::execution_context& ctx, std::chrono::nanoseconds window) {
-  boost::asio::use_service<timer_service>(ctx).set_poll_window(window);
+void set_poll_window(asio_ns::execution_context& ctx, std::chrono::nanoseconds window) {
+  asio_ns::use_service<timer_service>(ctx).set_poll_window(window);
 }
 
-void use_pool(boost::asio::execution_context& ctx, scheduled_thread_pool& pool) {
-  boost::asio::use_service<timer_service>(ctx).use_pool(pool);
+void use_pool(asio_ns::execution_context& ctx, scheduled_thread_pool& pool) {
+  asio_ns::use_service<timer_service>(ctx).use_pool(pool);
 }
 
 }  // namespace chronopool

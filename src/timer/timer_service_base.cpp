@@ -37,8 +37,8 @@ R sum_over(const std::vector<std::shared_ptr<timer_shard>>& shards, R (timer_sha
 
 }  // namespace
 
-timer_service_base::timer_service_base(boost::asio::execution_context& ctx)
-    : boost::asio::execution_context::service(ctx), context_(ctx) {
+timer_service_base::timer_service_base(asio_ns::execution_context& ctx)
+    : asio_ns::execution_context::service(ctx), context_(ctx) {
   shards_.reserve(shard_count());
   for (std::size_t i = shard_count(); i > 0; --i) shards_.push_back(std::make_shared<timer_shard>(*this, poller_));
   poller_.attach(shards_);
@@ -53,7 +53,7 @@ void timer_service_base::route_to_pool(scheduled_thread_pool& pool, std::shared_
   if (manual_.load() != nullptr)
     throw std::logic_error("chronopool::use_pool: this context's timers run on a manual clock (use_manual_clock); "
                            "a manual clock does not drive a pool");
-  const bool context_is_pool = &context_ == static_cast<boost::asio::execution_context*>(&pool);
+  const bool context_is_pool = &context_ == static_cast<asio_ns::execution_context*>(&pool);
   if (!context_is_pool && core->manual_time_of() != nullptr)
     throw std::logic_error("chronopool::use_pool: the pool runs on a manual clock "
                            "(scheduled_thread_pool_options::use_manual_clock); another context's timers would "
@@ -102,7 +102,7 @@ std::uint64_t timer_service_base::unlocked_starts() const { return sum_over(shar
 
 std::size_t timer_service_base::index_bytes() const { return sum_over(shards_, &timer_shard::index_bytes); }
 
-void timer_service_base::wait(implementation_type& impl, boost::system::error_code& ec) {
+void timer_service_base::wait(implementation_type& impl, sys_ns::error_code& ec) {
   if (const manual_time* m = manual()) {
     // Virtual time: until another thread advances the clock past the expiry.
     for (time_point t = expiry(impl); m->now() < t; t = expiry(impl)) m->wait_until(t);
@@ -117,7 +117,7 @@ void timer_service_base::wait(implementation_type& impl, boost::system::error_co
   ec = {};
 }
 
-void timer_service_base::learn_executor(const boost::asio::any_io_executor& ex) {
+void timer_service_base::learn_executor(const asio_ns::any_io_executor& ex) {
   for (const auto& shard : shards_) shard->set_context_executor(ex);  // the first one wins
   context_known_.store(true, std::memory_order_release);
 }

@@ -34,7 +34,7 @@ timer_shard::~timer_shard() {
   }
 }
 
-void timer_shard::set_context_executor(const boost::asio::any_io_executor& ex) {
+void timer_shard::set_context_executor(const asio_ns::any_io_executor& ex) {
   std::lock_guard lock(mutex_);
   if (!context_ex_) context_ex_.emplace(ex);
 }

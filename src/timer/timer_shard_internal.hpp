@@ -8,7 +8,12 @@
 #include <chronopool/detail/pool/task_base.hpp>
 #include <chronopool/detail/timer/timer_shard.hpp>
 
+#include <chronopool/detail/config/asio.hpp>
+#ifdef CHRONOPOOL_STANDALONE_ASIO
+#include <asio/steady_timer.hpp>
+#else
 #include <boost/asio/steady_timer.hpp>
+#endif
 
 #include <atomic>
 #include <cstddef>
@@ -26,8 +31,8 @@ constexpr std::size_t share_grain = 16;
 
 /// The native wake-up of a shard whose context is not driven by a pool.
 struct native_wakeup {
-  explicit native_wakeup(const boost::asio::any_io_executor& ex) : timer(ex) {}
-  boost::asio::steady_timer timer;
+  explicit native_wakeup(const asio_ns::any_io_executor& ex) : timer(ex) {}
+  asio_ns::steady_timer timer;
 };
 
 /// The pool wake-up: an internal one-shot task due at the shard's wake time.
@@ -70,7 +75,7 @@ struct after_unlock {
 
   // Declared first, so released last: after the posts and submissions that
   // take over the context's work.
-  std::optional<boost::asio::any_io_executor> released_work;
+  std::optional<asio_ns::any_io_executor> released_work;
   timer_shard& shard;
   bool post_drain = false;
   bool shrink_buffers = false;  // an abort left an index buffer sparse
@@ -132,7 +137,7 @@ struct after_unlock {
     t.free_inline();
     if (std::exchange(complete_here_drops, false)) return ops->destroy(handler);
     try {
-      ops->complete(handler, boost::asio::error::operation_aborted);
+      ops->complete(handler, asio_ns::error::operation_aborted);
     } catch (...) {
       // Completed in a call that cannot report it: the handler's exception is lost.
     }

@@ -234,7 +234,7 @@ void timer_shard::hold_work_locked(after_unlock& later) {
     work_ = std::move(later.released_work);
     later.released_work.reset();
   } else {
-    work_.emplace(boost::asio::prefer(*context_ex_, boost::asio::execution::outstanding_work.tracked));
+    work_.emplace(asio_ns::prefer(*context_ex_, asio_ns::execution::outstanding_work.tracked));
   }
 }
 

@@ -9,8 +9,14 @@
 #include <chronopool/detail/wakeup/kernel_timer_cost.hpp>
 #include <chronopool/run_state.hpp>
 
+#include <chronopool/detail/config/asio.hpp>
+#ifdef CHRONOPOOL_STANDALONE_ASIO
+#include <asio/defer.hpp>
+#include <asio/steady_timer.hpp>
+#else
 #include <boost/asio/defer.hpp>
 #include <boost/asio/steady_timer.hpp>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -70,12 +76,12 @@ struct native_poll {
 /// on an io_context, a thread of it keeps it on its own queue and wakes no
 /// other.
 template <class F>
-void defer_on(const boost::asio::any_io_executor& ex, F f) {
-  using io_executor = boost::asio::io_context::executor_type;
-  if (const auto* io = ex.target<io_executor>()) {
-    boost::asio::defer(*io, std::move(f));
+void defer_on(const asio_ns::any_io_executor& ex, F f) {
+  using io_executor = asio_ns::io_context::executor_type;
+  if (const auto* io = asio_compat::target<io_executor>(ex)) {
+    asio_ns::defer(*io, std::move(f));
   } else {
-    boost::asio::defer(ex, std::move(f));
+    asio_ns::defer(ex, std::move(f));
   }
 }
 
@@ -242,9 +248,9 @@ void timer_shard::arm_native_locked(time_point t) {
   // before the deadline instead of after it.
   const time_point fire_at = t - poller_.window();
   native_->timer.expires_at(fire_at);  // cancels the previous native wait, if any
-  native_->timer.async_wait([this, generation](const boost::system::error_code& ec) {
+  native_->timer.async_wait([this, generation](const sys_ns::error_code& ec) {
     // An aborted native wait (re-armed, or the shard going) touches nothing.
-    if (ec != boost::asio::error::operation_aborted) on_native_expiry(generation, true);
+    if (ec != asio_ns::error::operation_aborted) on_native_expiry(generation, true);
   });
   native_waiting_ = true;
   mark_armed_locked(t, false);
@@ -300,9 +306,9 @@ void timer_shard::post_held_collect_locked(time_point t) {
   // threads (a held collect re-arming for the next deadline), a
   // continuation: it stays on this thread and wakes no other, and there is
   // no hand-off to measure.
-  using io_executor = boost::asio::io_context::executor_type;
+  using io_executor = asio_ns::io_context::executor_type;
   held_collect h{this, generation, t, std::nullopt};
-  if (const auto* io = context_ex_->target<io_executor>(); io != nullptr && io->running_in_this_thread()) {
+  if (const auto* io = asio_compat::target<io_executor>(*context_ex_); io != nullptr && io->running_in_this_thread()) {
     defer_on(*context_ex_, std::move(h));
   } else {
     h.posted = clock::now();

@@ -6,8 +6,8 @@
 
 namespace chronopool::detail {
 
-void wait_cancellation::operator()(boost::asio::cancellation_type_t type) {
-  using ct = boost::asio::cancellation_type;
+void wait_cancellation::operator()(asio_ns::cancellation_type_t type) {
+  using ct = asio_ns::cancellation_type;
   if ((type & (ct::terminal | ct::partial | ct::total)) == ct::none) return;
   wait_state s = op->state.load();
   if (s == wait_state::starting) {

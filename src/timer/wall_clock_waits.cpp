@@ -4,8 +4,7 @@
 // the system clock is stepped. See detail/timer/wall_clock_waits.hpp.
 #include <chronopool/detail/timer/wall_clock_waits.hpp>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -50,7 +49,7 @@ void wall_clock_waits::cancel_locked(wall_wait& w) noexcept {
   w.state = wall_wait::mark::cancelled;
   // The engine's handler in the signal cancels the wait if it is still
   // queued, or does nothing once it has fired: the wrapper then sees the mark.
-  w.inner.emit(boost::asio::cancellation_type::terminal);
+  w.inner.emit(asio_ns::cancellation_type::terminal);
 }
 
 std::size_t wall_clock_waits::cancel(wall_timer_impl& t, const sys_time* expiry) { return cancel(t, expiry, false); }
@@ -97,11 +96,11 @@ void wall_clock_waits::move_timer(wall_timer_impl& to, wall_timer_impl& from) no
   construct(from);
 }
 
-wall_clock_waits::verdict wall_clock_waits::decide_locked(wall_wait& w, const boost::system::error_code& ec) noexcept {
+wall_clock_waits::verdict wall_clock_waits::decide_locked(wall_wait& w, const sys_ns::error_code& ec) noexcept {
   verdict v = verdict::aborted;
   if (w.state == wall_wait::mark::cancelled) {
     v = verdict::aborted;  // cancelled after it fired, or as it was moved
-  } else if (ec == boost::asio::error::operation_aborted) {
+  } else if (ec == asio_ns::error::operation_aborted) {
     // Moved by a step, or aborted by the engine itself (a pool's shutdown_now()).
     v = w.state == wall_wait::mark::retiming ? verdict::rearm : verdict::aborted;
   } else if (!ec) {
@@ -147,8 +146,8 @@ void wall_clock_waits::drop(wall_wait& w) noexcept {
   unlink_locked(w);
 }
 
-void wall_wait_user_cancel::operator()(boost::asio::cancellation_type_t type) noexcept {
-  using ct = boost::asio::cancellation_type;
+void wall_wait_user_cancel::operator()(asio_ns::cancellation_type_t type) noexcept {
+  using ct = asio_ns::cancellation_type;
   if ((type & (ct::terminal | ct::partial | ct::total)) == ct::none) return;
   const std::lock_guard lock(wait->waits->mutex());
   if (!wait->linked || wait->state == wall_wait::mark::cancelled) return;
@@ -156,10 +155,10 @@ void wall_wait_user_cancel::operator()(boost::asio::cancellation_type_t type) no
   wait->inner.emit(ct::terminal);
 }
 
-void wall_clock_waits::ensure_subscribed(const boost::asio::any_io_executor& ex) {
+void wall_clock_waits::ensure_subscribed(const asio_ns::any_io_executor& ex) {
   const std::lock_guard lock(subscribe_mutex_);
   if (subscribed_.load(std::memory_order_relaxed) || shut_down_) return;
-  post_ex_.emplace(boost::asio::prefer(ex, boost::asio::execution::outstanding_work.untracked));
+  post_ex_.emplace(asio_ns::prefer(ex, asio_ns::execution::outstanding_work.untracked));
   subscribe_clock_steps(*this);
   subscribed_.store(true, std::memory_order_release);
 }
@@ -169,7 +168,7 @@ void wall_clock_waits::on_clock_step() noexcept {
   // once for any number of steps until the re-computation starts.
   if (retime_posted_.exchange(true)) return;
   try {
-    boost::asio::post(*post_ex_, [self = shared_from_this()] { self->retime(); });
+    asio_ns::post(*post_ex_, [self = shared_from_this()] { self->retime(); });
   } catch (...) {
     // No memory for the post: the waits come due at their old steady
     // deadlines, where a step back is still caught (they are armed again);
@@ -191,7 +190,7 @@ void wall_clock_waits::retime() noexcept {
   for (wall_wait* w = all_first_; w != nullptr; w = w->all_next) {
     if (w->state != wall_wait::mark::armed) continue;
     w->state = wall_wait::mark::retiming;
-    w->inner.emit(boost::asio::cancellation_type::terminal);
+    w->inner.emit(asio_ns::cancellation_type::terminal);
   }
 }
 

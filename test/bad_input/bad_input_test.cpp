@@ -21,9 +21,7 @@
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/system_timer.hpp>
 
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -41,7 +39,6 @@
 
 #include "../support/bounded_wait.hpp"
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using chronopool::scheduled_thread_pool;
 using chronopool::scheduled_thread_pool_options;
@@ -291,7 +288,7 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"scheduled_future::wait_for", "timeout = NaN", ia, {"timeout", "NaN"},
        [&] { far.wait_for(dsec(not_a_number)); }},
       {"async_sleep", "duration = NaN", ia, {"sleep duration", "NaN"},
-       [&] { chronopool::async_sleep(io.get_executor(), dsec(not_a_number), [](boost::system::error_code) {}); }},
+       [&] { chronopool::async_sleep(io.get_executor(), dsec(not_a_number), [](sys_ns::error_code) {}); }},
       {"chronopool::schedule_at_fixed_rate(executor)", "period = 0", ia, {"schedule_at_fixed_rate", "period"},
        [&] { chronopool::schedule_at_fixed_rate(io.get_executor(), 0ms, 0ms, noop); }},
       {"chronopool::schedule_with_fixed_delay(executor)", "delay < 0", ia, {"schedule_with_fixed_delay", "period"},
@@ -330,10 +327,10 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"async_sleep_until", "deadline NaN s after the epoch", ia, {"sleep deadline", "NaN"},
        [&] {
          chronopool::async_sleep_until(io.get_executor(), std::chrono::time_point<steady, dsec>(dsec(not_a_number)),
-                                       [](boost::system::error_code) {});
+                                       [](sys_ns::error_code) {});
        }},
       {"cancel_after", "timeout = NaN", ia, {"timeout", "NaN"},
-       [&] { (void)chronopool::cancel_after(dsec(not_a_number), [](boost::system::error_code) {}); }},
+       [&] { (void)chronopool::cancel_after(dsec(not_a_number), [](sys_ns::error_code) {}); }},
       {"steady_timer::expires_after", "leeway < 0", ia, {"leeway", "negative"},
        [&] {
          chronopool::steady_timer t(io);
@@ -423,7 +420,7 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"async_wait_quiet", "horizon NaN s after the epoch", ia, {"horizon", "NaN"},
        [&] {
          pool.async_wait_quiet(std::chrono::time_point<steady, dsec>(dsec(not_a_number)),
-                               [](boost::system::error_code) {});
+                               [](sys_ns::error_code) {});
        }},
       {"use_pool", "after a timer of the context exists", expect::logic_error, {"use_pool"},
        [&] {
@@ -449,7 +446,7 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
       {"scheduled_future::async_wait", "a handle to no task (thrown by the initiating call)", expect::no_state, {},
        [&] { chronopool::scheduled_future<int>().async_wait([](std::exception_ptr, int) {}); }},
       {"scheduled_future<void>::async_wait", "a handle to no task, deferred", expect::no_state, {},
-       [&] { (void)chronopool::scheduled_future<void>().async_wait(asio::deferred); }},
+       [&] { (void)chronopool::scheduled_future<void>().async_wait(asio_compat::deferred); }},
       {"scheduled_future::delay", "a handle to no task", expect::no_state, {},
        [&] { (void)chronopool::scheduled_future<void>().delay(); }},
       // Virtual time (issue 42): negative moves, a clock asked of a context
@@ -543,7 +540,7 @@ BOOST_AUTO_TEST_CASE(periodic_controls_that_are_no_ops_return_false) {
   BOOST_TEST(!one_shot.trigger_now());
   one_shot.cancel();
   BOOST_TEST_MESSAGE("periodic_handle: the same on a stopped schedule and on an empty handle => false");
-  boost::asio::io_context io;
+  asio::io_context io;
   auto handler = chronopool::schedule_at_fixed_rate(io.get_executor(), 1h, 1h, noop);
   BOOST_TEST(!handler.resume());
   BOOST_TEST(handler.pause());
@@ -624,9 +621,9 @@ BOOST_AUTO_TEST_CASE(untrusted_durations_saturate_everywhere_a_deadline_is_compu
   BOOST_TEST((t.expiry() <= steady::now()));
   t.expires_at(steady::time_point::min());
   int fired = 0;
-  t.async_wait([&](boost::system::error_code ec) { fired += ec ? 0 : 1; });
+  t.async_wait([&](sys_ns::error_code ec) { fired += ec ? 0 : 1; });
   bool slept = false;
-  chronopool::async_sleep(io.get_executor(), std::chrono::hours::max(), [&](boost::system::error_code) { slept = true; });
+  chronopool::async_sleep(io.get_executor(), std::chrono::hours::max(), [&](sys_ns::error_code) { slept = true; });
   io.run_for(50ms);
   BOOST_TEST(fired == 1);  // the past expiry fired at once
   BOOST_TEST(!slept);      // "never" never fires

@@ -10,6 +10,8 @@ cmake_minimum_required(VERSION 3.25)
 # Optional -D vars: CONFIG CMAKE_GENERATOR CXX_COMPILER LIBDIR (default lib) CPACK_COMMAND
 #   DURABLE_FILES  the same for chronopool_durable; empty when it is not built
 #   PROMETHEUS_FILES  the same for chronopool_prometheus; empty when it is not built
+#   STANDALONE_ASIO   ON when chronopool is built on standalone Asio: the dev
+#                     package then depends on libasio-dev and holds FindAsio.cmake
 foreach(var BUILD_DIR SOURCE_DIR CONSUMER_SOURCE_DIR WORK_DIR VERSION CORE_FILES)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "package.cmake: -D${var}=... is required")
@@ -137,13 +139,19 @@ foreach(package IN LISTS expected_packages)
   set(doc "share/doc/${package}/copyright")
   set(cmake_dir "usr/${LIBDIR}/cmake/chronopool")
   if(package STREQUAL "libchronopool-dev")
-    set(required_depends "libboost1.81-dev" "libfmt-dev" "libhowardhinnant-date-dev" "tzdata")
+    set(required_depends "libfmt-dev" "libhowardhinnant-date-dev" "tzdata")
     set(lib_files "${CORE_FILES}")
     set(required
       "usr/include/chronopool/chronopool.hpp" "usr/include/chronopool/version.hpp"
       "${cmake_dir}/chronopoolConfig.cmake" "${cmake_dir}/chronopoolConfigVersion.cmake"
       "${cmake_dir}/chronopoolTargets.cmake" "usr/${LIBDIR}/pkgconfig/chronopool.pc"
       "usr/${doc}")
+    if(STANDALONE_ASIO)
+      list(APPEND required_depends "libasio-dev")
+      list(APPEND required "${cmake_dir}/FindAsio.cmake")
+    else()
+      list(APPEND required_depends "libboost1.81-dev")
+    endif()
     foreach(f IN LISTS files)
       if(f MATCHES "include/chronopool/durable/|chronopool_durable|Durable|Hiredis")
         fail("${package} holds ${f}, which belongs to libchronopool-durable-dev")
@@ -242,6 +250,9 @@ if(DURABLE_FILES)
 endif()
 if(PROMETHEUS_FILES)
   list(APPEND run_args "-DEXPECT_PROMETHEUS=ON")
+endif()
+if(STANDALONE_ASIO)
+  list(APPEND run_args "-DEXPECT_STANDALONE_ASIO=ON")
 endif()
 foreach(var CONFIG CMAKE_GENERATOR CXX_COMPILER)
   if(${var})

@@ -10,6 +10,9 @@
 #   SKIP_INSTALL  use what is in PREFIX already (package.cmake: extracted .debs)
 #   EXPECT_DURABLE  fail unless chronopool::durable is found and linked too
 #   EXPECT_PROMETHEUS  fail unless chronopool::prometheus is found, linked and runs
+#   EXPECT_STANDALONE_ASIO  chronopool is built on standalone Asio: the consumer
+#                 fails to compile unless both the package and chronopool.pc
+#                 pass CHRONOPOOL_STANDALONE_ASIO on (and not otherwise)
 #   TEST_NAME     the name in the messages (default install_consumer)
 if(NOT TEST_NAME)
   set(TEST_NAME install_consumer)
@@ -65,6 +68,11 @@ if(CXX_COMPILER)
 endif()
 if(CONFIG)
   list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
+endif()
+set(expect_asio_define)
+if(EXPECT_STANDALONE_ASIO)
+  list(APPEND configure_args "-DEXPECT_STANDALONE_ASIO=ON")
+  set(expect_asio_define "-DCHRONOPOOL_CONSUMER_EXPECTS_STANDALONE_ASIO")
 endif()
 step(configure "${CMAKE_COMMAND}" ${configure_args})
 step(build "${CMAKE_COMMAND}" --build "${consumer_build}" --parallel 2 ${config_args})
@@ -122,7 +130,7 @@ set(pc_cxx "${CXX_COMPILER}")
 if(NOT pc_cxx)
   set(pc_cxx c++)
 endif()
-step(build_with_pkg_config "${pc_cxx}" "${CONSUMER_SOURCE_DIR}/main.cpp" -o "${pc_exe}" ${pc_flags})
+step(build_with_pkg_config "${pc_cxx}" "${CONSUMER_SOURCE_DIR}/main.cpp" -o "${pc_exe}" ${expect_asio_define} ${pc_flags})
 # chronopool.pc gives no run path: a shared libchronopool is found through this.
 if(DEFINED ENV{LD_LIBRARY_PATH} AND NOT "$ENV{LD_LIBRARY_PATH}" STREQUAL "")
   set(ENV{LD_LIBRARY_PATH} "${prefix}/${LIBDIR}:$ENV{LD_LIBRARY_PATH}")

@@ -21,10 +21,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -35,7 +32,6 @@
 #include <thread>
 #include <vector>
 
-namespace asio = boost::asio;
 using chronopool::scheduled_thread_pool;
 using namespace fault;
 
@@ -138,7 +134,7 @@ BOOST_AUTO_TEST_CASE(timer_waits_with_a_failing_handler_allocator) {
         for (int i = 0; i < 4; ++i) {
           try {
             t.async_wait(asio::bind_allocator(failing_allocator<int>(budget),
-                                              [&calls, tok = tracked(c)](const boost::system::error_code& ec) {
+                                              [&calls, tok = tracked(c)](const sys_ns::error_code& ec) {
                                                 if (!ec) ++calls;
                                               }));
             ++accepted;
@@ -157,7 +153,7 @@ BOOST_AUTO_TEST_CASE(timer_waits_with_a_failing_handler_allocator) {
         bool slept = false;
         BOOST_CHECK_THROW(chronopool::async_sleep(io.get_executor(), 1ms,
                                                   asio::bind_allocator(failing_allocator<int>(budget),
-                                                                       [&](const boost::system::error_code&) { slept = true; })),
+                                                                       [&](const sys_ns::error_code&) { slept = true; })),
                           std::bad_alloc);
         BOOST_TEST(run_until_idle(io));
         BOOST_TEST(!slept);
@@ -271,7 +267,7 @@ BOOST_AUTO_TEST_CASE(timer_async_wait_with_the_default_allocator) {
       chronopool::steady_timer t(io, 1ms);
       int calls = 0;
       s = with_nth_allocation_failing(
-          n, [&] { t.async_wait([&calls, tok = tracked(c)](const boost::system::error_code&) { ++calls; }); });
+          n, [&] { t.async_wait([&calls, tok = tracked(c)](const sys_ns::error_code&) { ++calls; }); });
       auto& service = asio::use_service<chronopool::timer_service>(io);
       if (s.fired) BOOST_TEST(s.threw);
       if (s.threw) {
@@ -300,7 +296,7 @@ BOOST_AUTO_TEST_CASE(pool_timer_async_wait_with_the_default_allocator) {
       chronopool::steady_timer t(pool, 1ms);
       std::atomic<int> calls{0};
       s = with_nth_allocation_failing(
-          n, [&] { t.async_wait([&calls, tok = tracked(c)](const boost::system::error_code&) { calls.fetch_add(1); }); });
+          n, [&] { t.async_wait([&calls, tok = tracked(c)](const sys_ns::error_code&) { calls.fetch_add(1); }); });
       auto& service = asio::use_service<chronopool::timer_service>(pool);
       if (s.fired) BOOST_TEST(s.threw);
       if (s.threw) {
@@ -328,7 +324,7 @@ BOOST_AUTO_TEST_CASE(cancelling_a_pool_wait_whose_completion_cannot_be_allocated
   scheduled_thread_pool pool(1);
   chronopool::steady_timer t(pool, 1h);
   std::atomic<int> calls{0};
-  t.async_wait([&](const boost::system::error_code&) { calls.fetch_add(1); });
+  t.async_wait([&](const sys_ns::error_code&) { calls.fetch_add(1); });
   std::size_t cancelled = 0;
   const step s = with_nth_allocation_failing(1, [&] { cancelled = t.cancel(); });
   // Either outcome keeps the promise that the handler runs exactly once:
@@ -347,12 +343,12 @@ namespace {
 /// What a one-word handler saw: it captures a pointer to one of these.
 struct inline_result {
   std::atomic<int> calls{0};
-  boost::system::error_code ec;
+  sys_ns::error_code ec;
 };
 
 void wait_with_one_word(chronopool::steady_timer& t, inline_result& r) {
   inline_result* p = &r;
-  t.async_wait([p](const boost::system::error_code& ec) {
+  t.async_wait([p](const sys_ns::error_code& ec) {
     p->ec = ec;
     p->calls.fetch_add(1);
   });
@@ -374,19 +370,19 @@ BOOST_AUTO_TEST_CASE(arming_waits_with_handlers_of_two_words_or_less_allocates_f
   std::size_t one_word_allocations = 0, two_word_allocations = 0, block_allocations = 0;
   {
     scoped_allocation_failure count(SIZE_MAX);
-    for (std::size_t i = 0; i < n; ++i) timers[i].async_wait([p](const boost::system::error_code&) { ++*p; });
+    for (std::size_t i = 0; i < n; ++i) timers[i].async_wait([p](const sys_ns::error_code&) { ++*p; });
     one_word_allocations = count.allocations();
   }
   {
     scoped_allocation_failure count(SIZE_MAX);
     for (std::size_t i = n; i < 2 * n; ++i)
-      timers[i].async_wait([p, i](const boost::system::error_code&) { *p += static_cast<int>(i & 1); });
+      timers[i].async_wait([p, i](const sys_ns::error_code&) { *p += static_cast<int>(i & 1); });
     two_word_allocations = count.allocations();
   }
   {
     scoped_allocation_failure count(SIZE_MAX);
     for (std::size_t i = 2 * n; i < 3 * n; ++i)
-      timers[i].async_wait([p, q = p, i](const boost::system::error_code&) { *p += (q != nullptr) + static_cast<int>(i & 1); });
+      timers[i].async_wait([p, q = p, i](const sys_ns::error_code&) { *p += (q != nullptr) + static_cast<int>(i & 1); });
     block_allocations = count.allocations();
   }
   BOOST_TEST(one_word_allocations * 16 < n);

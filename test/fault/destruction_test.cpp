@@ -19,8 +19,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -30,8 +29,7 @@
 #include <thread>
 #include <vector>
 
-namespace asio = boost::asio;
-using boost::system::error_code;
+using sys_ns::error_code;
 using chronopool::scheduled_thread_pool;
 using chronopool::steady_timer;
 using namespace fault;

@@ -9,7 +9,7 @@
 #include "fault_counter.hpp"
 #include "../support/bounded_wait.hpp"
 
-#include <boost/asio/io_context.hpp>
+#include "../support/asio.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -34,7 +34,7 @@ bool eventually(Pred pred, steady::duration timeout = long_wait) {
 
 /// Runs @p io until it runs out of work; false if it still had work after
 /// @p timeout (a leaked wait holding outstanding work).
-inline bool run_until_idle(boost::asio::io_context& io, steady::duration timeout = long_wait) {
+inline bool run_until_idle(asio::io_context& io, steady::duration timeout = long_wait) {
   io.restart();
   const auto limit = steady::now() + timeout;
   while (!io.stopped() && steady::now() < limit) io.run_for(10ms);

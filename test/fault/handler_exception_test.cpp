@@ -14,8 +14,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/multiple_exceptions.hpp>
+#include "../support/asio.hpp"
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -24,9 +23,8 @@
 #include <memory>
 #include <vector>
 
-namespace asio = boost::asio;
 namespace bdata = boost::unit_test::data;
-using boost::system::error_code;
+using sys_ns::error_code;
 using chronopool::scheduled_thread_pool;
 using chronopool::steady_timer;
 using namespace fault;
@@ -38,7 +36,7 @@ namespace handler_exception_test {
 /// What came out of run() while a context was run to completion.
 struct run_exceptions {
   int caught = 0;    // exceptions out of run()
-  int merged = 0;    // of those, boost::asio::multiple_exceptions
+  int merged = 0;    // of those, asio::multiple_exceptions
   bool all_match = true;  // each one is (or, merged, begins with) the payload
 };
 
@@ -49,7 +47,7 @@ struct run_exceptions {
 /// together) run inside one Asio operation, through the io_context
 /// executor's inline path, which captures their exceptions and rethrows them
 /// when the operation ends: one exception as itself, several as
-/// boost::asio::multiple_exceptions holding the first.
+/// asio::multiple_exceptions holding the first.
 run_exceptions run_catching(asio::io_context& io, payload p) {
   run_exceptions r;
   for (int round = 0; round < 1000; ++round) {

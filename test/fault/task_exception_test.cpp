@@ -9,8 +9,7 @@
 
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
+#include "../support/asio.hpp"
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -90,9 +89,9 @@ BOOST_DATA_TEST_CASE(fire_and_forget_work_reports_to_the_error_handler, bdata::x
   o.error_handler = sink.handler();
   scheduled_thread_pool pool(o);
   pool.execute([p] { throw_payload(p, "an execute()d task"); });
-  boost::asio::post(pool.get_executor(), [p] { throw_payload(p, "a posted function"); });
+  asio::post(pool.get_executor(), [p] { throw_payload(p, "a posted function"); });
   // dispatch from a pool thread runs inline: its exception takes the same road.
-  pool.execute([&pool, p] { boost::asio::dispatch(pool.get_executor(), [p] { throw_payload(p, "a dispatched function"); }); });
+  pool.execute([&pool, p] { asio::dispatch(pool.get_executor(), [p] { throw_payload(p, "a dispatched function"); }); });
   BOOST_REQUIRE(eventually([&] { return sink.size() == 3; }));
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(holds(sink.at(i), p));
   BOOST_TEST(still_works(pool));

@@ -10,8 +10,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -45,7 +44,7 @@ class bomb {
   bomb& operator=(const bomb&) = delete;
 
   void operator()() const { fuse_->calls.fetch_add(1); }
-  void operator()(const boost::system::error_code&) const { fuse_->calls.fetch_add(1); }
+  void operator()(const sys_ns::error_code&) const { fuse_->calls.fetch_add(1); }
 
  private:
   void tick() {
@@ -133,13 +132,13 @@ BOOST_AUTO_TEST_CASE(executor_post_gives_back_its_tracked_work) {
   scheduled_thread_pool pool(1);
   // Hold the only thread, so nothing posted runs before its fuse is disarmed.
   std::atomic<bool> release{false};
-  boost::asio::post(pool.get_executor(), [&] { eventually([&] { return release.load(); }); });
-  const int exploded = sweep_fuses(counters, [&](bomb b) { boost::asio::post(pool.get_executor(), std::move(b)); },
+  asio::post(pool.get_executor(), [&] { eventually([&] { return release.load(); }); });
+  const int exploded = sweep_fuses(counters, [&](bomb b) { asio::post(pool.get_executor(), std::move(b)); },
                                    [] {}, [] {});
   BOOST_TEST(exploded >= 1);
   release.store(true);
   std::atomic<bool> ran{false};
-  boost::asio::post(pool.get_executor(), [&] { ran.store(true); });
+  asio::post(pool.get_executor(), [&] { ran.store(true); });
   BOOST_TEST(eventually([&] { return ran.load(); }));
   // Outstanding work leaked by a failed post would hold off termination.
   pool.shutdown();
@@ -148,9 +147,9 @@ BOOST_AUTO_TEST_CASE(executor_post_gives_back_its_tracked_work) {
 
 BOOST_AUTO_TEST_CASE(timer_async_wait_throws_before_anything_is_registered) {
   std::deque<life_counter> counters;
-  boost::asio::io_context io;
+  asio::io_context io;
   chronopool::steady_timer t(io, 1h);
-  auto& service = boost::asio::use_service<chronopool::timer_service>(io);
+  auto& service = asio::use_service<chronopool::timer_service>(io);
   // Only the moves made inside async_wait() itself are swept: a handler
   // whose move throws later, while its completion is delivered, breaks
   // Asio's handler requirements.
@@ -161,7 +160,7 @@ BOOST_AUTO_TEST_CASE(timer_async_wait_throws_before_anything_is_registered) {
   BOOST_TEST(run_until_idle(io));  // no leaked wait holds io's work
   bool fired = false;
   t.expires_after(1ms);
-  t.async_wait([&](const boost::system::error_code& ec) { fired = !ec; });
+  t.async_wait([&](const sys_ns::error_code& ec) { fired = !ec; });
   BOOST_TEST(run_until_idle(io));
   BOOST_TEST(fired);
 }

@@ -19,9 +19,7 @@
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/io_context.hpp>
+#include "../support/asio.hpp"
 
 #include <array>
 #include <chrono>
@@ -35,9 +33,8 @@
 
 namespace {
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 using timer = chronopool::steady_timer;
 using clock = std::chrono::steady_clock;
 using time_point = clock::time_point;

@@ -7,8 +7,7 @@
 
 #include <chronopool/async_sleep.hpp>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
+#include "../support/asio.hpp"
 
 #include <atomic>
 #include <deque>
@@ -106,12 +105,12 @@ void counts::add(const counts& o) {
 }
 
 struct io_runner {
-  explicit io_runner(boost::asio::io_context& io) : guard(io.get_executor()), thread([&io] { io.run(); }) {}
+  explicit io_runner(asio::io_context& io) : guard(io.get_executor()), thread([&io] { io.run(); }) {}
   ~io_runner() {
     guard.reset();
     thread.join();
   }
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard;
+  asio::executor_work_guard<asio::io_context::executor_type> guard;
   std::thread thread;
 };
 
@@ -144,7 +143,7 @@ counts workload::cycle(std::chrono::milliseconds length) {
   auto& posts_ran = done->posts_ran;
   std::vector<std::deque<one_shot>> one_shots(producers);
   std::vector<std::deque<periodic>> periodics(producers);
-  auto on_wait = [done](const boost::system::error_code&) { done->calls.fetch_add(1); };
+  auto on_wait = [done](const sys_ns::error_code&) { done->calls.fetch_add(1); };
 
   const auto end = steady::now() + length;
   {
@@ -184,7 +183,7 @@ counts workload::cycle(std::chrono::milliseconds length) {
             timers_[std::uniform_int_distribution<std::size_t>(0, timer_count - 1)(rng)]->cancel();
           } else if (r < 83) {
             posted.fetch_add(1);
-            boost::asio::post(pool_.get_executor(), [done] { done->posts_ran.fetch_add(1); });
+            asio::post(pool_.get_executor(), [done] { done->posts_ran.fetch_add(1); });
           } else if (r < 88) {
             waits.fetch_add(1);
             chronopool::async_sleep(pool_.get_executor(),

@@ -10,7 +10,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/io_context.hpp>
+#include "../support/asio.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -51,7 +51,7 @@ class workload {
   std::uint64_t seed_;
   std::uint64_t cycles_ = 0;
   chronopool::scheduled_thread_pool pool_;
-  boost::asio::io_context io_;
+  asio::io_context io_;
   std::vector<std::unique_ptr<chronopool::steady_timer>> timers_;
   std::unique_ptr<io_runner> runner_;
 };

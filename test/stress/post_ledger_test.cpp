@@ -16,7 +16,7 @@
 
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/post.hpp>
+#include "../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -84,7 +84,7 @@ struct counted_post {
     if (seed % 8 == 0) {
       const std::size_t id = l->take_id();
       if (id < l->ran.size()) {
-        boost::asio::post(*pool, counted_post{l, pool, unrun_guard(*l, id), seed * 1664525u + 1013904223u});
+        asio::post(*pool, counted_post{l, pool, unrun_guard(*l, id), seed * 1664525u + 1013904223u});
       }
     }
   }
@@ -105,7 +105,7 @@ iteration_result run_iteration(std::uint64_t seed, bool use_shutdown_now, std::s
         for (std::size_t i = 0; i < per_poster; ++i) {
           const std::size_t id = l.take_id();
           if (id >= l.ran.size()) return;
-          boost::asio::post(pool, counted_post{&l, &pool, unrun_guard(l, id), static_cast<std::uint32_t>(rng())});
+          asio::post(pool, counted_post{&l, &pool, unrun_guard(l, id), static_cast<std::uint32_t>(rng())});
           // Still not called once the post has returned: the post came
           // before shutdown() (the flag is set before the call), so the
           // function must run. (Read before the post, it would also mark

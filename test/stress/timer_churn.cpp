@@ -5,7 +5,7 @@
 
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/error.hpp>
+#include "../support/asio.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -79,7 +79,7 @@ timer_churn::~timer_churn() {
 
 void timer_churn::start() {
   started_ = true;
-  work_ = std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+  work_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
       io_.get_executor());
   for (int i = 0; i < io_threads; ++i)
     io_threads_.emplace_back([this] {
@@ -107,7 +107,7 @@ class timer_churn::small_handler {
   ~small_handler() {
     if (rec_ != nullptr) rec_->owner->live_handlers_.fetch_sub(1);
   }
-  void operator()(const boost::system::error_code& ec) { rec_->owner->on_complete(*rec_, rec_->timer_index, ec); }
+  void operator()(const sys_ns::error_code& ec) { rec_->owner->on_complete(*rec_, rec_->timer_index, ec); }
 
  private:
   wait_record* rec_;
@@ -134,17 +134,17 @@ void timer_churn::start_wait(std::size_t timer_index, bool from_handler) {
     return;
   }
   timers_[timer_index]->async_wait([this, rec, timer_index, token = live_token(live_handlers_)](
-                                       const boost::system::error_code& ec) {
+                                       const sys_ns::error_code& ec) {
     (void)token;
     on_complete(*rec, timer_index, ec);
   });
 }
 
-void timer_churn::on_complete(wait_record& rec, std::size_t timer_index, const boost::system::error_code& ec) {
+void timer_churn::on_complete(wait_record& rec, std::size_t timer_index, const sys_ns::error_code& ec) {
   rec.calls.fetch_add(1);
   if (!ec) {
     succeeded_.fetch_add(1);
-  } else if (ec == boost::asio::error::operation_aborted) {
+  } else if (ec == asio::error::operation_aborted) {
     aborted_.fetch_add(1);
   } else {
     other_errors_.fetch_add(1);
@@ -200,14 +200,14 @@ timer_counts timer_churn::stop(violation_log& log) {
   while (io_threads_done_.load() < io_threads && clock::now() < limit) std::this_thread::sleep_for(1ms);
   if (io_threads_done_.load() < io_threads) {
     log.add("io_context::run() did not return: " +
-            std::to_string(boost::asio::use_service<chronopool::timer_service>(io_).pending_waits()) +
+            std::to_string(asio::use_service<chronopool::timer_service>(io_).pending_waits()) +
             " waits still pending");
     io_.stop();
   }
   for (auto& th : io_threads_) th.join();
   io_threads_.clear();
 
-  const std::size_t pending = boost::asio::use_service<chronopool::timer_service>(io_).pending_waits();
+  const std::size_t pending = asio::use_service<chronopool::timer_service>(io_).pending_waits();
   if (pending != 0) log.add("the timer service still counts " + std::to_string(pending) + " pending waits");
   timers_.clear();
 

@@ -16,8 +16,7 @@
 
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
+#include "../support/asio.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -76,14 +75,14 @@ class timer_churn {
 
   wait_record* claim_record();
   void start_wait(std::size_t timer_index, bool from_handler);
-  void on_complete(wait_record& rec, std::size_t timer_index, const boost::system::error_code& ec);
+  void on_complete(wait_record& rec, std::size_t timer_index, const sys_ns::error_code& ec);
   void arm_loop(int armer);
 
   std::uint64_t seed_;
   std::size_t waits_per_armer_;
 
-  boost::asio::io_context io_;
-  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  asio::io_context io_;
+  std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::vector<std::unique_ptr<chronopool::steady_timer>> timers_;
 
   // Ledger entries, claimed in order; a handler re-arms only while some are left.

@@ -10,13 +10,7 @@
 #include <chronopool/detail/timer/timer_service_lookup.hpp>
 #include <chronopool/detail/timer/wall_clock_waits.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/asio/wait_traits.hpp>
-#include <boost/system/error_code.hpp>
-#include <boost/system/system_error.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -44,7 +38,7 @@ inline sys_time sys_after(sys_time now, duration d) noexcept {
 }  // namespace detail
 
 /// A timer on the system clock, with the members and semantics of
-/// boost::asio::basic_waitable_timer<std::chrono::system_clock> (Asio's
+/// asio_ns::basic_waitable_timer<std::chrono::system_clock> (Asio's
 /// system_timer), and the extensions of the steady one (see the primary
 /// template): calls from any thread while waits are pending, saturating
 /// conversions, leeway.
@@ -89,7 +83,7 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   explicit basic_scheduled_timer(const executor_type& ex) : ex_(ex) { waits_for(ex).construct(impl_); }
   /// A timer on @p ctx, using ctx's executor.
   template <class ExecutionContext>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   explicit basic_scheduled_timer(ExecutionContext& ctx) : basic_scheduled_timer(executor_type(ctx.get_executor())) {}
   /// A timer on @p ex's context that expires at @p expiry_time (saturating).
   template <class Duration>
@@ -99,7 +93,7 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   }
   /// A timer on @p ctx that expires at @p expiry_time (saturating).
   template <class ExecutionContext, class Duration>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::time_point<clock_type, Duration>& expiry_time)
       : basic_scheduled_timer(ctx) {
     impl_.store_expiry(detail::to_sys_time(expiry_time));
@@ -112,7 +106,7 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   }
   /// A timer on @p ctx that expires @p expiry_time from now (saturating).
   template <class ExecutionContext, class Rep, class Period>
-    requires std::is_convertible_v<ExecutionContext&, boost::asio::execution_context&>
+    requires std::is_convertible_v<ExecutionContext&, asio_ns::execution_context&>
   basic_scheduled_timer(ExecutionContext& ctx, const std::chrono::duration<Rep, Period>& expiry_time)
       : basic_scheduled_timer(ctx) {
     impl_.store_expiry(sys_from_now(detail::saturating_duration(expiry_time, "expiry")));
@@ -194,7 +188,7 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
     detail::wait_for_wall_expiry(impl_.waits->service(), &read_expiry, &impl_);
   }
   /// As wait(); @p ec is set to success when it returns.
-  void wait(boost::system::error_code& ec) {
+  void wait(sys_ns::error_code& ec) {
     detail::wait_for_wall_expiry(impl_.waits->service(), &read_expiry, &impl_);
     ec = {};
   }
@@ -202,9 +196,9 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   /// Starts an asynchronous wait for the expiry by the system clock.
   ///
   /// @par Completion Signature
-  /// @code void(boost::system::error_code) @endcode
+  /// @code void(sys_ns::error_code) @endcode
   /// Success when the expiry came by the system clock (at once when a step
-  /// moved the clock past it); boost::asio::error::operation_aborted when
+  /// moved the clock past it); asio_ns::error::operation_aborted when
   /// the wait was cancelled (cancel, cancel_one, expires_*, destruction,
   /// per-operation cancellation, or the pool's shutdown_now()).
   ///
@@ -214,9 +208,9 @@ class basic_scheduled_timer<std::chrono::system_clock, WaitTraits, Executor> {
   /// The handler never runs inside this call; it runs through its associated
   /// executor (default: the timer's executor), and the wait counts as
   /// outstanding work on the timer's executor until it completes.
-  template <class WaitToken = boost::asio::default_completion_token_t<executor_type>>
-  auto async_wait(WaitToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
-    return boost::asio::async_initiate<WaitToken, void(boost::system::error_code)>(initiate_async_wait(this),
+  template <class WaitToken = asio_ns::default_completion_token_t<executor_type>>
+  auto async_wait(WaitToken&& token = asio_ns::default_completion_token_t<executor_type>()) {
+    return asio_ns::async_initiate<WaitToken, void(sys_ns::error_code)>(initiate_async_wait(this),
                                                                                     token);
   }
 

@@ -8,17 +8,7 @@
 
 #include <chronopool/cancel_after.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/associator.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -40,25 +30,25 @@ template <class Timer>
 class cancel_after_state {
  public:
   template <class Executor>
-  cancel_after_state(const Executor& ex, boost::asio::cancellation_type_t type)
+  cancel_after_state(const Executor& ex, asio_ns::cancellation_type_t type)
       : owned_(std::in_place, ex), timer_(&*owned_), type_(type) {}
-  cancel_after_state(Timer& timer, boost::asio::cancellation_type_t type) : timer_(&timer), type_(type) {}
+  cancel_after_state(Timer& timer, asio_ns::cancellation_type_t type) : timer_(&timer), type_(type) {}
 
   Timer& timer() noexcept { return *timer_; }
-  boost::asio::cancellation_slot slot() noexcept { return signal_.slot(); }
+  asio_ns::cancellation_slot slot() noexcept { return signal_.slot(); }
 
   /// The timer expired (or the outer slot fired): cancel the operation with
   /// @p type, unless it has already completed.
-  void emit(boost::asio::cancellation_type_t type) {
+  void emit(asio_ns::cancellation_type_t type) {
     if (!done_.load(std::memory_order_acquire)) signal_.emit(type);
   }
-  void timer_expired(const boost::system::error_code& ec) {
+  void timer_expired(const sys_ns::error_code& ec) {
     if (!ec) emit(type_);
   }
 
   /// The operation completed: no later emission, the timer's wait ends now
   /// (so it keeps no run() going), and the outer slot lets go of this state.
-  void finish(boost::asio::cancellation_slot outer) noexcept {
+  void finish(asio_ns::cancellation_slot outer) noexcept {
     done_.store(true, std::memory_order_release);
     try {
       timer_->cancel();
@@ -72,8 +62,8 @@ class cancel_after_state {
  private:
   std::optional<Timer> owned_;
   Timer* timer_;
-  boost::asio::cancellation_type_t type_;
-  boost::asio::cancellation_signal signal_;
+  asio_ns::cancellation_type_t type_;
+  asio_ns::cancellation_signal signal_;
   std::atomic<bool> done_{false};
 };
 
@@ -84,9 +74,9 @@ class cancel_after_state {
 template <class Handler, class State>
 class cancel_after_handler {
  public:
-  using cancellation_slot_type = boost::asio::cancellation_slot;
+  using cancellation_slot_type = asio_ns::cancellation_slot;
 
-  cancel_after_handler(Handler h, std::shared_ptr<State> state, boost::asio::cancellation_slot outer)
+  cancel_after_handler(Handler h, std::shared_ptr<State> state, asio_ns::cancellation_slot outer)
       : handler_(std::move(h)), state_(std::move(state)), outer_(outer) {}
 
   cancellation_slot_type get_cancellation_slot() const noexcept { return state_->slot(); }
@@ -104,14 +94,14 @@ class cancel_after_handler {
  private:
   Handler handler_;
   std::shared_ptr<State> state_;
-  boost::asio::cancellation_slot outer_;
+  asio_ns::cancellation_slot outer_;
 };
 
 /// Where an initiation's timer lives: on the operation's I/O executor when
 /// the initiation has one, else on the handler's associated executor.
 template <class Initiation, class Handler>
 auto cancel_after_io_executor(const Initiation& init, const Handler& h) {
-  return boost::asio::get_associated_executor(init, boost::asio::get_associated_executor(h));
+  return asio_ns::get_associated_executor(init, asio_ns::get_associated_executor(h));
 }
 
 /// Wraps an operation's initiation: arms the timer, wraps the handler, then
@@ -120,7 +110,7 @@ template <class Initiation, class Timer>
 class initiate_cancel_after {
  public:
   /// With an owned timer (timer_ref null), armed for @p timeout.
-  initiate_cancel_after(Initiation init, duration timeout, boost::asio::cancellation_type_t type, Timer* timer_ref)
+  initiate_cancel_after(Initiation init, duration timeout, asio_ns::cancellation_type_t type, Timer* timer_ref)
       : init_(std::move(init)), timeout_(timeout), type_(type), timer_ref_(timer_ref) {}
 
   template <class Handler, class... Args>
@@ -128,24 +118,24 @@ class initiate_cancel_after {
     using handler_t = std::decay_t<Handler>;
     using state_t = cancel_after_state<Timer>;
     auto io_ex = cancel_after_io_executor(init_, handler);
-    auto alloc = boost::asio::get_associated_allocator(handler);
+    auto alloc = asio_ns::get_associated_allocator(handler);
     std::shared_ptr<state_t> state =
         timer_ref_ ? std::allocate_shared<state_t>(alloc, *timer_ref_, type_)
                    : std::allocate_shared<state_t>(alloc, typename Timer::executor_type(io_ex), type_);
 
     // The user's own cancellation still reaches the operation: the outer
     // slot forwards to the state's signal, with the outer type.
-    boost::asio::cancellation_slot outer = boost::asio::get_associated_cancellation_slot(handler);
+    asio_ns::cancellation_slot outer = asio_ns::get_associated_cancellation_slot(handler);
     if (outer.is_connected()) {
-      outer.assign([state](boost::asio::cancellation_type_t t) { state->emit(t); });
+      outer.assign([state](asio_ns::cancellation_type_t t) { state->emit(t); });
     }
 
     // The timer's completion runs where the operation's handler runs, so the
     // emission is ordered with the operation as its completion is.
     state->timer().expires_after(timeout_);
-    state->timer().async_wait(boost::asio::bind_executor(
-        boost::asio::get_associated_executor(handler, io_ex),
-        [state](const boost::system::error_code& ec) { state->timer_expired(ec); }));
+    state->timer().async_wait(asio_ns::bind_executor(
+        asio_ns::get_associated_executor(handler, io_ex),
+        [state](const sys_ns::error_code& ec) { state->timer_expired(ec); }));
 
     try {
       std::move(init_)(cancel_after_handler<handler_t, state_t>(std::forward<Handler>(handler), state, outer),
@@ -160,7 +150,7 @@ class initiate_cancel_after {
  private:
   Initiation init_;
   duration timeout_;
-  boost::asio::cancellation_type_t type_;
+  asio_ns::cancellation_type_t type_;
   Timer* timer_ref_;
 };
 
@@ -168,17 +158,17 @@ class initiate_cancel_after {
 /// token (that of its I/O executor), else deferred, as later Asio does.
 template <class Initiation>
 using cancel_after_default_token_t =
-    std::conditional_t<std::is_void_v<boost::asio::default_completion_token_t<
-                           boost::asio::associated_executor_t<std::decay_t<Initiation>>>>,
-                       boost::asio::deferred_t,
-                       boost::asio::default_completion_token_t<
-                           boost::asio::associated_executor_t<std::decay_t<Initiation>>>>;
+    std::conditional_t<std::is_void_v<asio_ns::default_completion_token_t<
+                           asio_ns::associated_executor_t<std::decay_t<Initiation>>>>,
+                       detail::asio_compat::deferred_t,
+                       asio_ns::default_completion_token_t<
+                           asio_ns::associated_executor_t<std::decay_t<Initiation>>>>;
 
 }  // namespace detail
 
 }  // namespace chronopool
 
-namespace boost::asio {
+CHRONOPOOL_ASIO_NAMESPACE_BEGIN
 
 // cancel_after_t<Token> as a completion token: initiate the operation with
 // Token, through an initiation that arms the timer and wraps the handler.
@@ -234,4 +224,4 @@ struct associator<Associator, chronopool::detail::cancel_after_handler<Handler, 
   }
 };
 
-}  // namespace boost::asio
+CHRONOPOOL_ASIO_NAMESPACE_END

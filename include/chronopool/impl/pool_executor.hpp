@@ -2,15 +2,14 @@
 // SPDX-License-Identifier: BSL-1.0
 // scheduled_thread_pool::basic_executor_type — the pool's Asio executor.
 //
-// Modelled on boost::asio::thread_pool::basic_executor_type: properties that
+// Modelled on asio_ns::thread_pool::basic_executor_type: properties that
 // change the executor's type (blocking.always, outstanding_work.tracked) are
 // template bits; the others (blocking.never, relationship.continuation) are
 // run-time bits. Work submitted through it goes through the same delayed work
 // queue as everything else, with a deadline of "now".
 #pragma once
 
-#include <boost/asio/execution.hpp>
-#include <boost/asio/execution_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <memory>
 #include <type_traits>
@@ -78,66 +77,66 @@ class scheduled_thread_pool::basic_executor_type : detail::pool_executor_bits {
 
   // ---- require ----------------------------------------------------------------
   constexpr basic_executor_type<Allocator, Bits & ~blocking_mask> require(
-      boost::asio::execution::blocking_t::possibly_t) const {
+      asio_ns::execution::blocking_t::possibly_t) const {
     return {pool_, allocator_, bits_ & ~blocking_mask};
   }
   constexpr basic_executor_type<Allocator, (Bits & ~blocking_mask) | blocking_always> require(
-      boost::asio::execution::blocking_t::always_t) const {
+      asio_ns::execution::blocking_t::always_t) const {
     return {pool_, allocator_, bits_ & ~blocking_mask};
   }
   constexpr basic_executor_type<Allocator, Bits & ~blocking_mask> require(
-      boost::asio::execution::blocking_t::never_t) const {
+      asio_ns::execution::blocking_t::never_t) const {
     return {pool_, allocator_, (bits_ & ~blocking_mask) | blocking_never};
   }
-  constexpr basic_executor_type require(boost::asio::execution::relationship_t::fork_t) const {
+  constexpr basic_executor_type require(asio_ns::execution::relationship_t::fork_t) const {
     return {pool_, allocator_, bits_ & ~relationship_continuation};
   }
-  constexpr basic_executor_type require(boost::asio::execution::relationship_t::continuation_t) const {
+  constexpr basic_executor_type require(asio_ns::execution::relationship_t::continuation_t) const {
     return {pool_, allocator_, bits_ | relationship_continuation};
   }
   constexpr basic_executor_type<Allocator, Bits | outstanding_work_tracked> require(
-      boost::asio::execution::outstanding_work_t::tracked_t) const {
+      asio_ns::execution::outstanding_work_t::tracked_t) const {
     return {pool_, allocator_, bits_};
   }
   constexpr basic_executor_type<Allocator, Bits & ~outstanding_work_tracked> require(
-      boost::asio::execution::outstanding_work_t::untracked_t) const {
+      asio_ns::execution::outstanding_work_t::untracked_t) const {
     return {pool_, allocator_, bits_};
   }
   template <class OtherAllocator>
   constexpr basic_executor_type<OtherAllocator, Bits> require(
-      boost::asio::execution::allocator_t<OtherAllocator> a) const {
+      asio_ns::execution::allocator_t<OtherAllocator> a) const {
     return {pool_, a.value(), bits_};
   }
-  constexpr basic_executor_type<std::allocator<void>, Bits> require(boost::asio::execution::allocator_t<void>) const {
+  constexpr basic_executor_type<std::allocator<void>, Bits> require(asio_ns::execution::allocator_t<void>) const {
     return {pool_, std::allocator<void>(), bits_};
   }
 
   // ---- query --------------------------------------------------------------------
-  static constexpr boost::asio::execution::mapping_t query(boost::asio::execution::mapping_t) noexcept {
-    return boost::asio::execution::mapping.thread;
+  static constexpr asio_ns::execution::mapping_t query(asio_ns::execution::mapping_t) noexcept {
+    return asio_ns::execution::mapping.thread;
   }
-  scheduled_thread_pool& query(boost::asio::execution::context_t) const noexcept { return *pool_; }
-  constexpr boost::asio::execution::blocking_t query(boost::asio::execution::blocking_t) const noexcept {
-    if constexpr ((Bits & blocking_always) != 0) return boost::asio::execution::blocking.always;
-    return (bits_ & blocking_never) != 0 ? boost::asio::execution::blocking_t(boost::asio::execution::blocking.never)
-                                         : boost::asio::execution::blocking_t(boost::asio::execution::blocking.possibly);
+  scheduled_thread_pool& query(asio_ns::execution::context_t) const noexcept { return *pool_; }
+  constexpr asio_ns::execution::blocking_t query(asio_ns::execution::blocking_t) const noexcept {
+    if constexpr ((Bits & blocking_always) != 0) return asio_ns::execution::blocking.always;
+    return (bits_ & blocking_never) != 0 ? asio_ns::execution::blocking_t(asio_ns::execution::blocking.never)
+                                         : asio_ns::execution::blocking_t(asio_ns::execution::blocking.possibly);
   }
-  constexpr boost::asio::execution::relationship_t query(boost::asio::execution::relationship_t) const noexcept {
+  constexpr asio_ns::execution::relationship_t query(asio_ns::execution::relationship_t) const noexcept {
     return (bits_ & relationship_continuation) != 0
-               ? boost::asio::execution::relationship_t(boost::asio::execution::relationship.continuation)
-               : boost::asio::execution::relationship_t(boost::asio::execution::relationship.fork);
+               ? asio_ns::execution::relationship_t(asio_ns::execution::relationship.continuation)
+               : asio_ns::execution::relationship_t(asio_ns::execution::relationship.fork);
   }
-  static constexpr boost::asio::execution::outstanding_work_t query(boost::asio::execution::outstanding_work_t) noexcept {
-    if constexpr ((Bits & outstanding_work_tracked) != 0) return boost::asio::execution::outstanding_work.tracked;
-    return boost::asio::execution::outstanding_work.untracked;
+  static constexpr asio_ns::execution::outstanding_work_t query(asio_ns::execution::outstanding_work_t) noexcept {
+    if constexpr ((Bits & outstanding_work_tracked) != 0) return asio_ns::execution::outstanding_work.tracked;
+    return asio_ns::execution::outstanding_work.untracked;
   }
   template <class OtherAllocator>
-  constexpr Allocator query(boost::asio::execution::allocator_t<OtherAllocator>) const noexcept {
+  constexpr Allocator query(asio_ns::execution::allocator_t<OtherAllocator>) const noexcept {
     return allocator_;
   }
-  constexpr Allocator query(boost::asio::execution::allocator_t<void>) const noexcept { return allocator_; }
+  constexpr Allocator query(asio_ns::execution::allocator_t<void>) const noexcept { return allocator_; }
   /// The number of threads the pool keeps (its core size, at least 1).
-  std::size_t query(boost::asio::execution::occupancy_t) const noexcept {
+  std::size_t query(asio_ns::execution::occupancy_t) const noexcept {
     return std::max<std::size_t>(1, pool_->core_pool_size());
   }
 

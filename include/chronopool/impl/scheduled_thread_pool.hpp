@@ -176,27 +176,27 @@ scheduled_future<void> scheduled_thread_pool::schedule_with_fixed_delay(std::chr
                                 std::forward<F>(f), options, "schedule_with_fixed_delay");
 }
 
-template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+template <asio_ns::completion_token_for<void(sys_ns::error_code)> CompletionToken>
 auto scheduled_thread_pool::async_wait_for_termination(CompletionToken&& token) {
-  return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+  return asio_ns::async_initiate<CompletionToken, void(sys_ns::error_code)>(
       detail::initiate_pool_wait<executor_type>(core_, get_executor(), detail::pool_wait_kind::termination, {},
                                                 nullptr),
       token);
 }
 
-template <boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+template <asio_ns::completion_token_for<void(sys_ns::error_code)> CompletionToken>
 auto scheduled_thread_pool::async_join(CompletionToken&& token) {
-  return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+  return asio_ns::async_initiate<CompletionToken, void(sys_ns::error_code)>(
       detail::initiate_pool_wait<executor_type>(core_, get_executor(), detail::pool_wait_kind::termination, {},
                                                 &detail::shutdown_core),
       token);
 }
 
 template <class Clock, class Duration,
-          boost::asio::completion_token_for<void(boost::system::error_code)> CompletionToken>
+          asio_ns::completion_token_for<void(sys_ns::error_code)> CompletionToken>
 auto scheduled_thread_pool::async_wait_quiet(std::chrono::time_point<Clock, Duration> horizon,
                                              CompletionToken&& token) {
-  return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+  return asio_ns::async_initiate<CompletionToken, void(sys_ns::error_code)>(
       detail::initiate_pool_wait<executor_type>(core_, get_executor(), detail::pool_wait_kind::quiet,
                                                 to_steady(horizon, "horizon"), nullptr),
       token);

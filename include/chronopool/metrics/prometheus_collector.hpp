@@ -16,7 +16,7 @@
 
 #include <chronopool/latency_histogram.hpp>
 
-#include <boost/asio/execution_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
@@ -99,7 +99,7 @@ class prometheus_collector final : public ::prometheus::Collectable {
   /// completed and cancelled waits, their lateness) under the label
   /// context="@p name" (the context's timer service is made if need be).
   /// @throws std::invalid_argument when @p name is empty or already added.
-  void add_timer_service(std::string name, boost::asio::execution_context& ctx);
+  void add_timer_service(std::string name, asio_ns::execution_context& ctx);
   /// Exports the stats() of the periodic handler @p schedule (its runs,
   /// their lateness and run time) under the label schedule="@p name". The
   /// collector keeps a copy of the handle, so the figures stay readable

@@ -5,10 +5,7 @@
 // named in it.
 #include <chronopool/chronopool.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -18,7 +15,6 @@
 #include <sstream>
 #include <string>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 BOOST_AUTO_TEST_SUITE(one_include)

@@ -12,10 +12,7 @@
 #include <chronopool/cron_timer.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -28,7 +25,6 @@
 #include <thread>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using sys = std::chrono::system_clock;
 using chronopool::cron_fire;
@@ -262,9 +258,9 @@ BOOST_AUTO_TEST_CASE(cron_timer_cancel_aborts_the_wait_without_consuming_the_tic
   asio::io_context io;
   chronopool::cron_timer t(io, cron_schedule("* * * * * *"));
   const auto promised = t.next_tick();
-  boost::system::error_code got;
+  sys_ns::error_code got;
   bool done = false;
-  t.async_tick([&](boost::system::error_code ec) {
+  t.async_tick([&](sys_ns::error_code ec) {
     got = ec;
     done = true;
   });

@@ -6,17 +6,14 @@
 // each run at an exact virtual instant, in milliseconds of real time. A long
 // run is a stall() of the virtual time; a step is step_system_time(). The
 // real-time cases left in those files keep the real clock path covered.
+#include "../../support/asio.hpp"
+
 #include <chronopool/cron_periodic.hpp>
 #include <chronopool/cron_timer.hpp>
 #include <chronopool/manual_clock.hpp>
 #include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -31,7 +28,6 @@
 
 namespace cron_run_virtual {
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using sys = std::chrono::system_clock;
 using chronopool::cron_fire;

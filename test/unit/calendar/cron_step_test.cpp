@@ -11,12 +11,7 @@
 #include <chronopool/cron_timer.hpp>
 #include <chronopool/detail/time/clock_steps.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -26,7 +21,6 @@
 #include <thread>
 #include <vector>
 
-namespace asio = boost::asio;
 namespace cpd = chronopool::detail;
 using namespace std::chrono_literals;
 using chronopool::cron_fire;

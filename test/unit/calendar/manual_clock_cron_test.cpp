@@ -10,11 +10,7 @@
 #include <chronopool/pool_manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -23,7 +19,6 @@
 #include <utility>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using sys = std::chrono::system_clock;
 

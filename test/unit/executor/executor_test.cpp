@@ -6,21 +6,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/defer.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -29,8 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace asio = boost::asio;
-namespace execution = boost::asio::execution;
+namespace execution = asio::execution;
 using namespace std::chrono_literals;
 using executor = chronopool::scheduled_thread_pool::executor_type;
 
@@ -396,8 +381,8 @@ BOOST_AUTO_TEST_SUITE(pool_timers_and_shutdown)
 BOOST_AUTO_TEST_CASE(a_pool_timer_wait_fires_after_shutdown_by_default) {
   chronopool::scheduled_thread_pool pool(1);
   chronopool::steady_timer t(pool, 30ms);
-  std::promise<boost::system::error_code> result;
-  t.async_wait([&](boost::system::error_code ec) { result.set_value(ec); });
+  std::promise<sys_ns::error_code> result;
+  t.async_wait([&](sys_ns::error_code ec) { result.set_value(ec); });
   pool.shutdown();
   auto f = result.get_future();
   BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
@@ -411,8 +396,8 @@ BOOST_AUTO_TEST_CASE(a_pool_timer_wait_is_aborted_at_shutdown_when_delayed_work_
   o.execute_existing_delayed_tasks_after_shutdown = false;
   chronopool::scheduled_thread_pool pool(o);
   chronopool::steady_timer t(pool, 1h);
-  std::promise<std::pair<boost::system::error_code, bool>> result;
-  t.async_wait([&](boost::system::error_code ec) { result.set_value({ec, pool.running_in_this_thread()}); });
+  std::promise<std::pair<sys_ns::error_code, bool>> result;
+  t.async_wait([&](sys_ns::error_code ec) { result.set_value({ec, pool.running_in_this_thread()}); });
   pool.shutdown();
   auto f = result.get_future();
   BOOST_REQUIRE(f.wait_for(long_wait) == std::future_status::ready);
@@ -429,7 +414,7 @@ BOOST_AUTO_TEST_CASE(destroying_a_pool_destroys_pending_wait_handlers_uncalled) 
   {
     chronopool::scheduled_thread_pool pool(1);
     chronopool::steady_timer t(pool, 1h);
-    t.async_wait([&called, o = std::move(owner)](boost::system::error_code) { called = true; });
+    t.async_wait([&called, o = std::move(owner)](sys_ns::error_code) { called = true; });
     // t is destroyed first (cancel: aborted handler posted to the pool), then
     // the pool: what is still queued is destroyed without being called.
   }

@@ -8,19 +8,7 @@
 #include <chronopool/errors.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
-#include <boost/system/system_error.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -35,7 +23,6 @@
 #include <variant>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace chronopool_test;
 using chronopool::scheduled_future;
 using chronopool::scheduled_thread_pool;
@@ -54,7 +41,7 @@ struct outcome {
 bool is_aborted(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
-  } catch (const boost::system::system_error& se) {
+  } catch (const sys_ns::system_error& se) {
     return se.code() == asio::error::operation_aborted;
   } catch (...) {
     return false;
@@ -194,7 +181,7 @@ BOOST_AUTO_TEST_CASE(use_future_and_deferred_work) {
   BOOST_CHECK_THROW(rf.get(), std::runtime_error);
 
   asio::io_context io;
-  auto op = f.async_wait(asio::deferred);  // nothing started yet
+  auto op = f.async_wait(asio_compat::deferred);  // nothing started yet
   int value = 0;
   std::move(op)(asio::bind_executor(io, [&](std::exception_ptr, int v) { value = v; }));
   io.run_for(wait_limit);

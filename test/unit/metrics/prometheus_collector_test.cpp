@@ -13,11 +13,7 @@
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <prometheus/exposer.h>
@@ -30,7 +26,6 @@
 #include <string>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using chronopool::metrics::prometheus_collector;
 
@@ -77,7 +72,7 @@ std::string scrape(int port) {
   const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   asio::write(s, asio::buffer(request));
   std::string response;
-  boost::system::error_code ec;
+  sys_ns::error_code ec;
   asio::read(s, asio::dynamic_buffer(response), ec);  // HTTP/1.0: the server closes at the end
   BOOST_REQUIRE(ec == asio::error::eof);
   return response;
@@ -157,8 +152,8 @@ BOOST_AUTO_TEST_CASE(histogram_buckets_count_values_at_or_below_each_bound) {
 BOOST_AUTO_TEST_CASE(a_timer_service_exports_its_pending_waits) {
   asio::io_context io;
   chronopool::steady_timer a(io, 1h), b(io, 1h);
-  a.async_wait([](boost::system::error_code) {});
-  b.async_wait([](boost::system::error_code) {});
+  a.async_wait([](sys_ns::error_code) {});
+  b.async_wait([](sys_ns::error_code) {});
   prometheus_collector c;
   c.add_timer_service("io", io);
   const auto fs = c.Collect();
@@ -177,7 +172,7 @@ BOOST_AUTO_TEST_CASE(a_timer_service_exports_its_wait_counters_and_lateness) {
   asio::io_context io;
   chronopool::manual_clock& clock = chronopool::use_manual_clock(io);
   chronopool::steady_timer on_time(io, 10ms), late(io, 16ms), cancelled(io, 1h);
-  for (auto* t : {&on_time, &late, &cancelled}) t->async_wait([](boost::system::error_code) {});
+  for (auto* t : {&on_time, &late, &cancelled}) t->async_wait([](sys_ns::error_code) {});
   clock.advance(10ms);  // on_time, on time
   clock.stall(10ms);    // late, due at 16 ms, found at 20 ms
   BOOST_TEST(cancelled.cancel() == 1u);

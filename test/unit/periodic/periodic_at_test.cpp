@@ -8,13 +8,12 @@
 #include <chronopool/manual_clock.hpp>
 #include <chronopool/periodic.hpp>
 
-#include <boost/asio/io_context.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 

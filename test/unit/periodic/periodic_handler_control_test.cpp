@@ -7,8 +7,7 @@
 #include <chronopool/periodic.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -16,7 +15,6 @@
 #include <stdexcept>
 #include <thread>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 

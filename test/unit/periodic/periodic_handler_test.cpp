@@ -10,14 +10,7 @@
 #include <chronopool/periodic_timer.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_future.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -29,7 +22,6 @@
 #include <vector>
 
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -461,7 +453,7 @@ BOOST_AUTO_TEST_CASE(periodic_timer_first_tick_immediately) {
   BOOST_TEST((ticker.next_tick() >= before));
   BOOST_TEST((ticker.next_tick() <= after));
   int ticks = 0;
-  ticker.async_tick([&](boost::system::error_code ec) {
+  ticker.async_tick([&](sys_ns::error_code ec) {
     if (!ec) ++ticks;
   });
   io.run_for(10s);  // returns as soon as the tick completed: no other work
@@ -481,7 +473,7 @@ BOOST_AUTO_TEST_CASE(periodic_timer_defaults_and_accessors) {
   BOOST_TEST((ticker.period() == 25ms));
   BOOST_TEST((ticker.policy() == chronopool::missed_tick_policy::burst));
   BOOST_TEST((ticker.next_tick() >= before + 25ms));  // first tick one period from construction
-  boost::system::error_code result = asio::error::would_block;
+  sys_ns::error_code result = asio::error::would_block;
   ticker.async_tick([&](auto ec) { result = ec; });
   asio::post(io, [&] { ticker.cancel(); });
   io.run();

@@ -8,8 +8,7 @@
 #include <chronopool/periodic.hpp>
 #include <chronopool/periodic_stats.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <fmt/format.h>
@@ -19,7 +18,6 @@
 #include <string>
 #include <thread>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using std::chrono::nanoseconds;
 

@@ -4,12 +4,11 @@
 // new instant, and a tick wait pending across a reset does not move it.
 #include <chronopool/periodic_timer.hpp>
 
-#include <boost/asio/io_context.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -31,7 +30,7 @@ BOOST_AUTO_TEST_CASE(reset_at_rebases_the_grid) {
   t.reset_at(at);
   BOOST_TEST((t.next_tick() == at));
   bool ticked = false;
-  t.async_tick([&](boost::system::error_code ec) { ticked = !ec; });
+  t.async_tick([&](sys_ns::error_code ec) { ticked = !ec; });
   io.run_for(5s);
   BOOST_TEST(ticked);
   BOOST_TEST((t.next_tick() == at + 1h));  // the grid follows the new instant
@@ -41,7 +40,7 @@ BOOST_AUTO_TEST_CASE(a_tick_pending_across_a_reset_keeps_the_new_schedule) {
   asio::io_context io;
   chronopool::periodic_timer t(io, 1h, chronopool::missed_tick_policy::burst, steady::now() + 10ms);
   bool ticked = false;
-  t.async_tick([&](boost::system::error_code ec) { ticked = !ec; });
+  t.async_tick([&](sys_ns::error_code ec) { ticked = !ec; });
   const auto at = steady::now() + 2h;
   t.reset_at(at);  // the pending wait keeps its instant (10 ms)
   io.run_for(5s);

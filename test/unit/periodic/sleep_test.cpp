@@ -4,19 +4,12 @@
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 #include <future>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -27,9 +20,9 @@ BOOST_AUTO_TEST_CASE(async_sleep_completes_after_the_duration_never_inline) {
   const auto start = steady::now();
   bool returned = false;
   bool inline_call = false;
-  boost::system::error_code result = asio::error::would_block;
+  sys_ns::error_code result = asio::error::would_block;
   steady::time_point done_at;
-  chronopool::async_sleep(io.get_executor(), 30ms, [&](boost::system::error_code ec) {
+  chronopool::async_sleep(io.get_executor(), 30ms, [&](sys_ns::error_code ec) {
     inline_call = !returned;
     result = ec;
     done_at = steady::now();
@@ -66,9 +59,9 @@ BOOST_AUTO_TEST_CASE(sleep_for_in_a_coroutine_and_as_a_timeout) {
 BOOST_AUTO_TEST_CASE(per_operation_cancellation_aborts_the_sleep) {
   asio::io_context io;
   asio::cancellation_signal signal;
-  boost::system::error_code result;
+  sys_ns::error_code result;
   chronopool::async_sleep(io.get_executor(), 1h,
-                          asio::bind_cancellation_slot(signal.slot(), [&](boost::system::error_code ec) { result = ec; }));
+                          asio::bind_cancellation_slot(signal.slot(), [&](sys_ns::error_code ec) { result = ec; }));
   asio::post(io, [&] { signal.emit(asio::cancellation_type::terminal); });
   io.run();  // returns: the sleep was cancelled
   BOOST_TEST((result == asio::error::operation_aborted));
@@ -77,7 +70,7 @@ BOOST_AUTO_TEST_CASE(per_operation_cancellation_aborts_the_sleep) {
 BOOST_AUTO_TEST_CASE(huge_and_negative_durations_saturate) {
   asio::io_context io;
   asio::cancellation_signal signal;
-  boost::system::error_code never_result, negative_result = asio::error::would_block;
+  sys_ns::error_code never_result, negative_result = asio::error::would_block;
   chronopool::async_sleep(io.get_executor(), std::chrono::hours::max(),
                           asio::bind_cancellation_slot(signal.slot(), [&](auto ec) { never_result = ec; }));
   chronopool::async_sleep(io.get_executor(), -5s, [&](auto ec) {
@@ -93,7 +86,7 @@ BOOST_AUTO_TEST_CASE(async_sleep_on_a_pool_runs_on_the_pool) {
   chronopool::scheduled_thread_pool pool(1);
   std::promise<bool> where;
   chronopool::async_sleep(pool.get_executor(), 10ms,
-                          [&](boost::system::error_code ec) { where.set_value(!ec && pool.running_in_this_thread()); });
+                          [&](sys_ns::error_code ec) { where.set_value(!ec && pool.running_in_this_thread()); });
   auto f = where.get_future();
   BOOST_REQUIRE(f.wait_for(10s) == std::future_status::ready);
   BOOST_TEST(f.get());

@@ -4,19 +4,13 @@
 // past instant completes at once, but never inside the initiating call.
 #include <chronopool/async_sleep.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_future.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 #include <future>
 #include <optional>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -27,9 +21,9 @@ BOOST_AUTO_TEST_CASE(async_sleep_until_completes_at_the_instant_never_inline) {
   const auto deadline = steady::now() + 30ms;
   bool returned = false;
   bool inline_call = false;
-  boost::system::error_code result = asio::error::would_block;
+  sys_ns::error_code result = asio::error::would_block;
   steady::time_point done_at;
-  chronopool::async_sleep_until(io.get_executor(), deadline, [&](boost::system::error_code ec) {
+  chronopool::async_sleep_until(io.get_executor(), deadline, [&](sys_ns::error_code ec) {
     inline_call = !returned;
     result = ec;
     done_at = steady::now();
@@ -46,9 +40,9 @@ BOOST_AUTO_TEST_CASE(a_past_instant_completes_at_once_but_not_inline) {
   asio::io_context io;
   bool returned = false;
   bool inline_call = false;
-  std::optional<boost::system::error_code> result;
+  std::optional<sys_ns::error_code> result;
   const auto start = steady::now();
-  chronopool::async_sleep_until(io.get_executor(), start - 1h, [&](boost::system::error_code ec) {
+  chronopool::async_sleep_until(io.get_executor(), start - 1h, [&](sys_ns::error_code ec) {
     inline_call = !returned;
     result = ec;
   });
@@ -64,7 +58,7 @@ BOOST_AUTO_TEST_CASE(any_duration_type_of_the_steady_clock) {
   asio::io_context io;
   const auto deadline = std::chrono::time_point_cast<std::chrono::milliseconds>(steady::now()) + 20ms;
   bool done = false;
-  chronopool::async_sleep_until(io.get_executor(), deadline, [&](boost::system::error_code) { done = true; });
+  chronopool::async_sleep_until(io.get_executor(), deadline, [&](sys_ns::error_code) { done = true; });
   io.run();
   BOOST_TEST(done);
   BOOST_TEST((steady::now() >= deadline));
@@ -73,10 +67,10 @@ BOOST_AUTO_TEST_CASE(any_duration_type_of_the_steady_clock) {
 BOOST_AUTO_TEST_CASE(cancelled_by_its_slot) {
   asio::io_context io;
   asio::cancellation_signal signal;
-  std::optional<boost::system::error_code> result;
+  std::optional<sys_ns::error_code> result;
   const auto start = steady::now();
   chronopool::async_sleep_until(io.get_executor(), start + 1h,
-                                asio::bind_cancellation_slot(signal.slot(), [&](boost::system::error_code ec) {
+                                asio::bind_cancellation_slot(signal.slot(), [&](sys_ns::error_code ec) {
                                   result = ec;
                                 }));
   asio::post(io, [&] { signal.emit(asio::cancellation_type::terminal); });

@@ -8,24 +8,14 @@
 
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
-#include <boost/system/error_code.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <future>
 #include <thread>
 
-namespace asio = boost::asio;
 using namespace pool_test;
-using boost::system::error_code;
+using sys_ns::error_code;
 using chronopool::scheduled_thread_pool;
 
 BOOST_AUTO_TEST_SUITE(async_termination)
@@ -196,7 +186,7 @@ BOOST_AUTO_TEST_CASE(a_coroutine_and_use_future_await_termination) {
 BOOST_AUTO_TEST_CASE(async_join_with_a_deferred_token_shuts_down_when_launched) {
   scheduled_thread_pool pool(1);
   asio::io_context io;
-  auto op = pool.async_join(asio::deferred);
+  auto op = pool.async_join(asio_compat::deferred);
   BOOST_TEST(!pool.is_shutdown());
   recorded r;
   std::move(op)(asio::bind_executor(io, [&](error_code ec) {

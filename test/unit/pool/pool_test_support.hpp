@@ -6,7 +6,7 @@
 
 #include "../../support/bounded_wait.hpp"
 
-#include <boost/system/error_code.hpp>
+#include "../../support/asio.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -32,7 +32,7 @@ bool eventually(Pred pred, steady::duration timeout = long_wait) {
 /// One completion handler's record: how often it ran, and its error.
 struct recorded {
   int calls = 0;
-  boost::system::error_code ec;
+  sys_ns::error_code ec;
 };
 
 /// A one-way gate: tasks wait on it (bounded), the test opens it.

@@ -9,21 +9,15 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/system/error_code.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
 #include <functional>
 #include <memory>
 
-namespace asio = boost::asio;
 using namespace pool_test;
-using boost::system::error_code;
+using sys_ns::error_code;
 using chronopool::scheduled_thread_pool;
 
 namespace {

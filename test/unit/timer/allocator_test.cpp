@@ -4,15 +4,13 @@
 // operations are.
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/io_context.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <memory>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace {
@@ -51,7 +49,7 @@ BOOST_AUTO_TEST_CASE(timer_wait_uses_the_handlers_allocator_and_frees_it) {
     asio::io_context io;
     chronopool::steady_timer t(io, 1ms);
     bool called = false;
-    t.async_wait(asio::bind_allocator(counting_allocator<int>(&counts), [&](boost::system::error_code ec) {
+    t.async_wait(asio::bind_allocator(counting_allocator<int>(&counts), [&](sys_ns::error_code ec) {
       called = !ec;
     }));
     BOOST_TEST(counts.allocated.load() >= 1);  // the wait itself came from the handler's allocator
@@ -66,7 +64,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_wait_returns_its_memory_to_the_handlers_allocat
   {
     asio::io_context io;
     chronopool::steady_timer t(io, 1h);
-    t.async_wait(asio::bind_allocator(counting_allocator<int>(&counts), [](boost::system::error_code) {}));
+    t.async_wait(asio::bind_allocator(counting_allocator<int>(&counts), [](sys_ns::error_code) {}));
     t.cancel();
     io.run();
   }

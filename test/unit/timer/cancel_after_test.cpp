@@ -9,20 +9,7 @@
 #include <chronopool/cancel_after.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/buffer.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/local/connect_pair.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <array>
@@ -35,12 +22,24 @@
 #include <utility>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
-using boost::system::error_code;
+using sys_ns::error_code;
 
 namespace {
+
+/// A token-less cancel_after's operation (deferred when the operation names
+/// no default token), made awaitable: awaited as it is, or on standalone Asio
+/// 1.22, whose coroutines cannot await its experimental deferred operations,
+/// launched with use_awaitable.
+template <class Op>
+auto cancel_after_test_awaitable(Op&& op) {
+#ifdef CHRONOPOOL_ASIO_EXPERIMENTAL_TOKENS
+  return std::forward<Op>(op)(asio::use_awaitable);
+#else
+  return std::forward<Op>(op);
+#endif
+}
 
 /// An operation that only ever completes when cancelled (or, with
 /// complete_first, at once), recording each cancellation type it receives.
@@ -208,14 +207,15 @@ BOOST_AUTO_TEST_CASE(with_use_awaitable_and_as_a_partial_token) {
         chronopool::steady_timer slow(co_await asio::this_coro::executor, 1h);
         try {
           co_await slow.async_wait(chronopool::cancel_after(20ms, asio::use_awaitable));
-        } catch (const boost::system::system_error& e) {
+        } catch (const sys_ns::system_error& e) {
           aborted[0] = e.code() == asio::error::operation_aborted;
         }
-        // Token-less: the operation's default token, deferred in Boost 1.81.
+        // Token-less: the operation's default token, deferred in Boost 1.81 (and
+        // experimental::deferred in standalone Asio 1.22).
         slow.expires_after(1h);
         try {
-          co_await slow.async_wait(chronopool::cancel_after(20ms));
-        } catch (const boost::system::system_error& e) {
+          co_await cancel_after_test_awaitable(slow.async_wait(chronopool::cancel_after(20ms)));
+        } catch (const sys_ns::system_error& e) {
           aborted[1] = e.code() == asio::error::operation_aborted;
         }
         co_return aborted;
@@ -238,8 +238,8 @@ BOOST_AUTO_TEST_CASE(a_socket_read_with_no_data_is_aborted) {
         std::array<char, 16> buf{};
         const auto start = steady::now();
         try {
-          co_await a.async_read_some(asio::buffer(buf), chronopool::cancel_after(50ms));
-        } catch (const boost::system::system_error& e) {
+          co_await cancel_after_test_awaitable(a.async_read_some(asio::buffer(buf), chronopool::cancel_after(50ms)));
+        } catch (const sys_ns::system_error& e) {
           BOOST_TEST((steady::now() - start >= 50ms));
           co_return e.code();
         }

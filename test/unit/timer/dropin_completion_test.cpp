@@ -27,7 +27,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_named_handler_is_copied_into_each_wait, Timer, t
   asio::io_context io;
   Timer t(io, 1ms);
   int calls = 0;
-  const auto h = [&calls](const boost::system::error_code& ec) {
+  const auto h = [&calls](const sys_ns::error_code& ec) {
     if (!ec) ++calls;
   };
   t.async_wait(h);
@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(use_awaitable_in_coroutine, Timer, timer_types) {
         try {
           co_await t.async_wait(asio::use_awaitable);
           BOOST_ERROR("a cancelled wait must throw");
-        } catch (const boost::system::system_error& e) {
+        } catch (const sys_ns::system_error& e) {
           BOOST_TEST((e.code() == asio::error::operation_aborted));
         }
         done = true;
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(use_future_token, Timer, timer_types) {
   try {
     f2.get();
     BOOST_ERROR("the cancelled wait's future must hold an error");
-  } catch (const boost::system::system_error& e) {
+  } catch (const sys_ns::system_error& e) {
     BOOST_TEST((e.code() == asio::error::operation_aborted));
   }
 }
@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(use_future_token, Timer, timer_types) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(deferred_starts_only_when_launched, Timer, timer_types) {
   asio::io_context io;
   Timer t(io, 10ms);
-  auto op = t.async_wait(asio::deferred);
+  auto op = t.async_wait(asio_compat::deferred);
   BOOST_TEST(t.cancel() == 0u);  // nothing started yet
   outcome o;
   std::move(op)(o.handler());
@@ -108,10 +108,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(as_tuple_use_awaitable, Timer, timer_types) {
       io,
       [&]() -> asio::awaitable<void> {
         asio::post(io, [&] { t.cancel(); });
-        auto [ec1] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        auto [ec1] = co_await t.async_wait(asio_compat::as_tuple(asio::use_awaitable));
         first = ec1;
         t.expires_after(5ms);
-        auto [ec2] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        auto [ec2] = co_await t.async_wait(asio_compat::as_tuple(asio::use_awaitable));
         second = ec2;
       },
       rethrow);

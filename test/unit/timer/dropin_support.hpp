@@ -6,28 +6,13 @@
 // unchanged for each type, so Asio's behaviour is the reference for chronopool's.
 #pragma once
 
-#include "../../support/quiet_use_future.hpp"  // first: see there
+#include "../../support/asio.hpp"
 #include "timer_test_support.hpp"
 
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/system_timer.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/system_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/mpl/list.hpp>
-#include <boost/system/system_error.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -38,9 +23,8 @@
 #include <variant>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 using steady = std::chrono::steady_clock;
 
 namespace {

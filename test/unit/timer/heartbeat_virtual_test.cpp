@@ -10,9 +10,7 @@
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/manual_clock.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/local/connect_pair.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -21,7 +19,6 @@
 #include <string_view>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace heartbeat_virtual {
@@ -45,7 +42,7 @@ asio::awaitable<void> client(stream& s, int pings, steady::duration ping_every, 
         [&s, pings, ping_every]() -> asio::awaitable<void> {
           for (int i = 0; i < pings && s.is_open(); ++i) {
             co_await chronopool::sleep_for(ping_every);
-            boost::system::error_code ec;
+            sys_ns::error_code ec;
             co_await asio::async_write(s, asio::buffer(std::string_view("PING\n")),
                                        asio::redirect_error(asio::use_awaitable, ec));
             if (ec) co_return;
@@ -55,7 +52,7 @@ asio::awaitable<void> client(stream& s, int pings, steady::duration ping_every, 
   }
   asio::streambuf buf;
   for (;;) {
-    boost::system::error_code ec;
+    sys_ns::error_code ec;
     co_await asio::async_read_until(s, buf, '\n', asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;  // end of stream: the server dropped us
     std::istream in(&buf);
@@ -93,7 +90,7 @@ BOOST_AUTO_TEST_CASE(idle_timeout_of_30s_and_heartbeats_on_virtual_time) {
   // PING at 10 s, 20 s, ..., 120 s, then silence: dropped at 150 s.
   asio::co_spawn(io, heartbeat_virtual::client(chatty_client, 12, 10s, clock, start, chatty), asio::detached);
   chronopool::steady_timer end(io, 200s);
-  end.async_wait([&](boost::system::error_code) { hub.stop(); });
+  end.async_wait([&](sys_ns::error_code) { hub.stop(); });
 
   const steady::time_point real_start = steady::now();
   io.run();

@@ -12,11 +12,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -334,7 +330,7 @@ BOOST_AUTO_TEST_CASE(a_coroutines_wait_is_inline_and_completes) {
     error_code ec;
     try {
       co_await t.async_wait(asio::use_awaitable);
-    } catch (const boost::system::system_error& e) {
+    } catch (const sys_ns::system_error& e) {
       ec = e.code();
     }
     results.push_back(ec);

@@ -9,12 +9,7 @@
 #include <chronopool/manual_clock.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -25,9 +20,8 @@
 #include <utility>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 
 namespace manual_auto_io {
 

@@ -14,12 +14,7 @@
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -32,9 +27,8 @@
 #include <utility>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 using steady = std::chrono::steady_clock;
 
 namespace {

@@ -12,12 +12,7 @@
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/system_timer.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -27,9 +22,8 @@
 #include <utility>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 using steady = std::chrono::steady_clock;
 
 namespace {

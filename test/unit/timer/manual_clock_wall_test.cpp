@@ -7,7 +7,7 @@
 #include <chronopool/manual_clock.hpp>
 #include <chronopool/system_timer.hpp>
 
-#include <boost/asio/io_context.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -15,7 +15,6 @@
 #include <stdexcept>
 #include <string>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace {

@@ -5,7 +5,7 @@
 #include <chronopool/detail/support/recycling_allocator.hpp>
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/asio/io_context.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -76,11 +76,11 @@ BOOST_AUTO_TEST_CASE(a_block_freed_on_another_thread_joins_that_threads_cache) {
 BOOST_AUTO_TEST_CASE(a_timer_rearmed_on_its_own_thread_recycles_its_wait_blocks) {
   if (!cd::recycling_enabled()) return;
   flush_cache();
-  boost::asio::io_context io;
+  asio::io_context io;
   chronopool::steady_timer t(io);
   int runs = 0;
   std::size_t cached_max = 0;
-  std::function<void(boost::system::error_code)> again = [&](boost::system::error_code ec) {
+  std::function<void(sys_ns::error_code)> again = [&](sys_ns::error_code ec) {
     BOOST_TEST(!ec);
     cached_max = std::max(cached_max, cd::recycled_cached_blocks());
     if (++runs == 200) return;

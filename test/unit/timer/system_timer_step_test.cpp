@@ -12,11 +12,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/system_timer.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -35,10 +31,9 @@
 #include <time.h>
 #endif
 
-namespace asio = boost::asio;
 namespace cpd = chronopool::detail;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 using steady = std::chrono::steady_clock;
 
 namespace {

@@ -9,10 +9,7 @@
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>

@@ -60,7 +60,7 @@ BOOST_AUTO_TEST_CASE(a_timer_object_is_eight_words) {
 BOOST_AUTO_TEST_CASE(a_wait_with_a_one_pointer_handler_is_seven_words) {
   struct one_pointer_handler {
     int* p;
-    void operator()(const boost::system::error_code&) const {}
+    void operator()(const sys_ns::error_code&) const {}
   };
   BOOST_TEST(sizeof(chronopool::detail::wait_op<one_pointer_handler, asio::any_io_executor, false>) ==
              7 * sizeof(void*));

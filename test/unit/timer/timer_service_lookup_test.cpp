@@ -4,19 +4,18 @@
 // Asio's registry gives, across contexts, threads, and contexts destroyed
 // and made again at the same address (where a stale memo would point at a
 // destroyed service: ASan reports it, and the identity checks fail).
+#include "../../support/asio.hpp"
+
 #include <chronopool/detail/timer/timer_service_lookup.hpp>
 #include <chronopool/steady_timer.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 #include <optional>
 #include <thread>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace {
@@ -30,7 +29,7 @@ bool lookup_timer_fires(asio::io_context& io) {
   bool fired = false;
   chronopool::steady_timer t(io);
   t.expires_after(0ms);
-  t.async_wait([&](const boost::system::error_code& ec) { fired = !ec; });
+  t.async_wait([&](const sys_ns::error_code& ec) { fired = !ec; });
   io.run();
   io.restart();
   return fired;

@@ -11,10 +11,7 @@
 #include <chronopool/timer_service.hpp>
 #include <chronopool/timer_service_stats.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "../../support/asio.hpp"
 #include <boost/test/unit_test.hpp>
 
 #include <fmt/format.h>
@@ -28,9 +25,8 @@
 #include <thread>
 #include <vector>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 using std::chrono::nanoseconds;
 
 BOOST_AUTO_TEST_SUITE(timer_stats_suite)

@@ -5,13 +5,12 @@
 
 #include <chronopool/steady_timer.hpp>
 
-#include <boost/system/error_code.hpp>
+#include "../../support/asio.hpp"
 
 #include <chrono>
 
-namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using boost::system::error_code;
+using sys_ns::error_code;
 using steady = std::chrono::steady_clock;
 using timer = chronopool::steady_timer;
 

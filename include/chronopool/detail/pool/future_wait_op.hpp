@@ -14,16 +14,7 @@
 #include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/errors.hpp>
 
-#include <boost/asio/append.hpp>
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/system/system_error.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <exception>
 #include <future>
@@ -48,7 +39,7 @@ using future_wait_signature_t = typename future_wait_signature<T>::type;
 
 /// The exception a waiter receives when its wait (not the task) was cancelled.
 inline std::exception_ptr wait_aborted_error() {
-  return std::make_exception_ptr(boost::system::system_error(boost::asio::error::operation_aborted));
+  return std::make_exception_ptr(sys_ns::system_error(asio_ns::error::operation_aborted));
 }
 
 /// The outcome of a task that is done, for a waiter: null on success (with
@@ -84,7 +75,7 @@ class future_wait_cancellation {
  public:
   explicit future_wait_cancellation(task_ptr t) noexcept : task_(std::move(t)) {}
 
-  void operator()(boost::asio::cancellation_type_t type) noexcept {
+  void operator()(asio_ns::cancellation_type_t type) noexcept {
     if (cancellation_aborts_wait(type)) task_->cancel_async_wait(this);
   }
 
@@ -98,15 +89,15 @@ class future_wait_op final : public async_wait_op {
  public:
   /// Where the handler runs: its associated executor, by default the
   /// system executor (as for asio::post(handler)).
-  using executor_type = boost::asio::associated_executor_t<Handler>;
+  using executor_type = asio_ns::associated_executor_t<Handler>;
   using allocator_type = typename std::allocator_traits<
-      boost::asio::associated_allocator_t<Handler>>::template rebind_alloc<future_wait_op>;
+      asio_ns::associated_allocator_t<Handler>>::template rebind_alloc<future_wait_op>;
 
   /// Allocates the wait, connects the handler's cancellation slot and hands
   /// the wait to @p task.
   static void start(Handler handler, const task_ptr& task) {
     const void* key = connect_cancellation<future_wait_cancellation>(handler, task);
-    allocator_type alloc(boost::asio::get_associated_allocator(handler));
+    allocator_type alloc(asio_ns::get_associated_allocator(handler));
     future_wait_op* op = new_handler_op<future_wait_op>(alloc, std::move(handler), task);
     op->cancel_key = key;
     task->start_async_wait(op);
@@ -114,7 +105,7 @@ class future_wait_op final : public async_wait_op {
 
   future_wait_op(Handler&& handler, task_ptr task)
       : async_wait_op(&do_complete),
-        work_(boost::asio::make_work_guard(boost::asio::get_associated_executor(handler))),
+        work_(asio_ns::make_work_guard(asio_ns::get_associated_executor(handler))),
         handler_(std::move(handler)),
         task_(std::move(task)) {}
 
@@ -123,7 +114,7 @@ class future_wait_op final : public async_wait_op {
 
   static void do_complete(task_base* owner, async_wait_op* base, bool aborted) {
     auto* self = static_cast<future_wait_op*>(base);
-    allocator_type alloc(boost::asio::get_associated_allocator(self->handler_));
+    allocator_type alloc(asio_ns::get_associated_allocator(self->handler_));
     if (owner == nullptr) {
       // The task is being destroyed (which a pending wait's reference
       // prevents): do not release it a second time.
@@ -136,21 +127,21 @@ class future_wait_op final : public async_wait_op {
     // Free the wait before the handler can run, so that a handler starting
     // the next wait may reuse its memory.
     Handler handler(std::move(self->handler_));
-    boost::asio::executor_work_guard<executor_type> work(std::move(self->work_));
+    asio_ns::executor_work_guard<executor_type> work(std::move(self->work_));
     const task_ptr keep(std::move(self->task_));
     free(alloc, self);
     if constexpr (std::is_void_v<T>) {
-      boost::asio::post(work.get_executor(), boost::asio::append(std::move(handler), std::move(error)));
+      asio_ns::post(work.get_executor(), detail::asio_compat::append(std::move(handler), std::move(error)));
     } else {
       // With an exception, a value-initialised T goes along, as co_spawn's does.
-      boost::asio::post(work.get_executor(), boost::asio::append(std::move(handler), std::move(error),
+      asio_ns::post(work.get_executor(), detail::asio_compat::append(std::move(handler), std::move(error),
                                                                  value ? std::move(*value) : value_type{}));
     }
   }
 
   static void free(allocator_type& alloc, future_wait_op* self) noexcept { delete_handler_op(alloc, self); }
 
-  boost::asio::executor_work_guard<executor_type> work_;
+  asio_ns::executor_work_guard<executor_type> work_;
   Handler handler_;
   task_ptr task_;
 };
@@ -179,7 +170,7 @@ auto async_wait_on(const task_ptr& task, CompletionToken&& token) {
                 "chronopool: async_wait needs a default-constructible T (the value passed with an exception), "
                 "as co_spawn does");
   if (!task) throw std::future_error(std::future_errc::no_state);
-  return boost::asio::async_initiate<CompletionToken, future_wait_signature_t<T>>(initiate_future_wait<T>(task),
+  return asio_ns::async_initiate<CompletionToken, future_wait_signature_t<T>>(initiate_future_wait<T>(task),
                                                                                   token);
 }
 

@@ -18,19 +18,7 @@
 #pragma once
 
 #include <chronopool/detail/support/handler_op.hpp>
-#include <boost/asio/append.hpp>
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/query.hpp>
-#include <boost/asio/system_executor.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <chrono>
 #include <memory>
@@ -82,12 +70,12 @@ void cancel_pool_wait(const std::weak_ptr<pool_core>& core, const void* key) noe
 
 /// The execution context behind @p ex, when it can tell (null otherwise).
 template <class Executor>
-const boost::asio::execution_context* context_behind(const Executor& ex) noexcept {
-  if constexpr (boost::asio::can_query<const Executor&, boost::asio::execution::context_t>::value) {
-    return &static_cast<const boost::asio::execution_context&>(
-        boost::asio::query(ex, boost::asio::execution::context));
+const asio_ns::execution_context* context_behind(const Executor& ex) noexcept {
+  if constexpr (asio_ns::can_query<const Executor&, asio_ns::execution::context_t>::value) {
+    return &static_cast<const asio_ns::execution_context&>(
+        asio_ns::query(ex, asio_ns::execution::context));
   } else if constexpr (requires { ex.context(); }) {
-    return &static_cast<const boost::asio::execution_context&>(ex.context());
+    return &static_cast<const asio_ns::execution_context&>(ex.context());
   } else {
     return nullptr;
   }
@@ -98,7 +86,7 @@ const boost::asio::execution_context* context_behind(const Executor& ex) noexcep
 class pool_wait_cancellation {
  public:
   explicit pool_wait_cancellation(std::weak_ptr<pool_core> core) noexcept : core_(std::move(core)) {}
-  void operator()(boost::asio::cancellation_type_t type) noexcept {
+  void operator()(asio_ns::cancellation_type_t type) noexcept {
     if (cancellation_aborts_wait(type)) cancel_pool_wait(core_, this);
   }
 
@@ -110,14 +98,14 @@ class pool_wait_cancellation {
 template <class Handler, class DefaultExecutor>
 class pool_wait_impl final : public pool_wait_op {
  public:
-  using executor_type = boost::asio::associated_executor_t<Handler, DefaultExecutor>;
+  using executor_type = asio_ns::associated_executor_t<Handler, DefaultExecutor>;
   using allocator_type = typename std::allocator_traits<
-      boost::asio::associated_allocator_t<Handler>>::template rebind_alloc<pool_wait_impl>;
+      asio_ns::associated_allocator_t<Handler>>::template rebind_alloc<pool_wait_impl>;
 
   static void start(Handler handler, const std::shared_ptr<pool_core>& core, const DefaultExecutor& pool_ex,
                     pool_wait_kind kind, std::chrono::steady_clock::time_point horizon) {
     const void* key = connect_cancellation<pool_wait_cancellation>(handler, core);
-    allocator_type alloc(boost::asio::get_associated_allocator(handler));
+    allocator_type alloc(asio_ns::get_associated_allocator(handler));
     pool_wait_impl* op = new_handler_op<pool_wait_impl>(alloc, std::move(handler), pool_ex);
     op->cancel_key = key;
     op->horizon = horizon;
@@ -126,7 +114,7 @@ class pool_wait_impl final : public pool_wait_op {
 
   pool_wait_impl(Handler&& handler, const DefaultExecutor& pool_ex)
       : pool_wait_op(&do_complete),
-        ex_(boost::asio::get_associated_executor(handler, pool_ex)),
+        ex_(asio_ns::get_associated_executor(handler, pool_ex)),
         on_pool_(context_behind(ex_) == context_behind(pool_ex)),
         handler_(std::move(handler)) {
     // Tracked work on the pool itself would hold off termination, which a
@@ -138,24 +126,24 @@ class pool_wait_impl final : public pool_wait_op {
  private:
   static void do_complete(pool_wait_op* base, const pool_wait_completion& how) {
     auto* self = static_cast<pool_wait_impl*>(base);
-    allocator_type alloc(boost::asio::get_associated_allocator(self->handler_));
+    allocator_type alloc(asio_ns::get_associated_allocator(self->handler_));
     if (how.destroy) return free(alloc, self);
     const bool on_pool = self->on_pool_;
     Handler handler(std::move(self->handler_));
     executor_type ex(std::move(self->ex_));
-    std::optional<boost::asio::executor_work_guard<executor_type>> work(std::move(self->work_));
+    std::optional<asio_ns::executor_work_guard<executor_type>> work(std::move(self->work_));
     free(alloc, self);
-    boost::system::error_code ec;
-    if (how.aborted) ec = boost::asio::error::operation_aborted;
+    sys_ns::error_code ec;
+    if (how.aborted) ec = asio_ns::error::operation_aborted;
     if (!on_pool || how.pool_runs_posted_work) {
-      boost::asio::post(ex, boost::asio::append(std::move(handler), ec));
+      asio_ns::post(ex, detail::asio_compat::append(std::move(handler), ec));
     } else if (how.may_run_here) {
       std::move(handler)(ec);  // nothing of the pool's will ever run it: here, outside any lock
     } else {
       // The pool runs nothing posted any more: the system executor does. The
       // lambda hides the handler's executor, which post() would otherwise
       // hand it back to.
-      boost::asio::post(boost::asio::system_executor(), [h = std::move(handler), ec]() mutable { std::move(h)(ec); });
+      asio_ns::post(asio_ns::system_executor(), [h = std::move(handler), ec]() mutable { std::move(h)(ec); });
     }
   }
 
@@ -163,7 +151,7 @@ class pool_wait_impl final : public pool_wait_op {
 
   executor_type ex_;
   bool on_pool_;
-  std::optional<boost::asio::executor_work_guard<executor_type>> work_;
+  std::optional<asio_ns::executor_work_guard<executor_type>> work_;
   Handler handler_;
 };
 

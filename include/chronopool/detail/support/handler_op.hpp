@@ -7,8 +7,7 @@
 // same way, and a terminal, partial or total cancellation aborts it.
 #pragma once
 
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/cancellation_type.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <memory>
 #include <utility>
@@ -22,7 +21,7 @@ namespace chronopool::detail {
 /// finds nothing to cancel.
 template <class Cancellation, class Handler, class... Args>
 const void* connect_cancellation(const Handler& handler, Args&&... args) {
-  auto slot = boost::asio::get_associated_cancellation_slot(handler);
+  auto slot = asio_ns::get_associated_cancellation_slot(handler);
   if (!slot.is_connected()) return nullptr;
   return &slot.template emplace<Cancellation>(std::forward<Args>(args)...);
 }
@@ -51,8 +50,8 @@ void delete_handler_op(Allocator& alloc, Op* op) noexcept {
 
 /// Whether a cancellation of @p type aborts a wait: any of terminal,
 /// partial or total (a wait has nothing to leave half done).
-inline bool cancellation_aborts_wait(boost::asio::cancellation_type_t type) noexcept {
-  using ct = boost::asio::cancellation_type;
+inline bool cancellation_aborts_wait(asio_ns::cancellation_type_t type) noexcept {
+  using ct = asio_ns::cancellation_type;
   return (type & (ct::terminal | ct::partial | ct::total)) != ct::none;
 }
 

@@ -6,14 +6,14 @@
 
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
+#include <chronopool/detail/config/asio.hpp>
+#ifdef CHRONOPOOL_STANDALONE_ASIO
+#include <asio/strand.hpp>
+#include <asio/thread_pool.hpp>
+#else
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#endif
 
 #include <type_traits>
 #include <utility>
@@ -31,31 +31,31 @@ bool complete_on_target(const Ex& ex, F& f, bool may_run_here);
 /// directly: one operation, the same semantics.
 template <class Ex, class F>
 void complete_on(const Ex& ex, F&& f, bool may_run_here) {
-  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
-    if (complete_on_target<boost::asio::io_context::executor_type>(ex, f, may_run_here)) return;
+  if constexpr (std::is_same_v<Ex, asio_ns::any_io_executor>) {
+    if (complete_on_target<asio_ns::io_context::executor_type>(ex, f, may_run_here)) return;
     if (complete_on_target<scheduled_thread_pool::executor_type>(ex, f, may_run_here)) return;
   }
   if (may_run_here) {
-    boost::asio::dispatch(ex, std::forward<F>(f));
+    asio_ns::dispatch(ex, std::forward<F>(f));
   } else {
-    boost::asio::post(ex, std::forward<F>(f));
+    asio_ns::post(ex, std::forward<F>(f));
   }
 }
 
 /// The executor type of @p Plain with outstanding_work.tracked.
 template <class Plain>
-using tracked_executor_t = std::decay_t<decltype(boost::asio::prefer(std::declval<const Plain&>(),
-                                                                     boost::asio::execution::outstanding_work.tracked))>;
+using tracked_executor_t = std::decay_t<decltype(asio_ns::prefer(std::declval<const Plain&>(),
+                                                                     asio_ns::execution::outstanding_work.tracked))>;
 
 /// complete_on() for @p ex's target when it is @p Plain or its tracked form;
 /// false when it is neither.
 template <class Plain, class Ex, class F>
 bool complete_on_target(const Ex& ex, F& f, bool may_run_here) {
-  if (const auto* t = ex.template target<tracked_executor_t<Plain>>()) {
+  if (const auto* t = asio_compat::target<tracked_executor_t<Plain>>(ex)) {
     complete_on(*t, std::move(f), may_run_here);
     return true;
   }
-  if (const auto* p = ex.template target<Plain>()) {
+  if (const auto* p = asio_compat::target<Plain>(ex)) {
     complete_on(*p, std::move(f), may_run_here);
     return true;
   }
@@ -67,14 +67,14 @@ bool complete_on_target(const Ex& ex, F& f, bool may_run_here) {
 /// a wait whose handler runs there may be completed by that context's own
 /// threads directly, with no hop through an executor.
 template <class Ex>
-const boost::asio::execution_context* plain_context_of(const Ex& ex) noexcept {
-  using io = boost::asio::io_context::executor_type;
+const asio_ns::execution_context* plain_context_of(const Ex& ex) noexcept {
+  using io = asio_ns::io_context::executor_type;
   using pool = scheduled_thread_pool::executor_type;
-  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
-    if (const auto* e = ex.template target<io>()) return &e->context();
-    if (const auto* e = ex.template target<tracked_executor_t<io>>()) return &e->context();
-    if (const auto* e = ex.template target<pool>()) return &e->context();
-    if (const auto* e = ex.template target<tracked_executor_t<pool>>()) return &e->context();
+  if constexpr (std::is_same_v<Ex, asio_ns::any_io_executor>) {
+    if (const auto* e = asio_compat::target<io>(ex)) return &e->context();
+    if (const auto* e = asio_compat::target<tracked_executor_t<io>>(ex)) return &e->context();
+    if (const auto* e = asio_compat::target<pool>(ex)) return &e->context();
+    if (const auto* e = asio_compat::target<tracked_executor_t<pool>>(ex)) return &e->context();
     return nullptr;
   } else if constexpr (std::is_same_v<Ex, io> || std::is_same_v<Ex, tracked_executor_t<io>> ||
                        std::is_same_v<Ex, pool> || std::is_same_v<Ex, tracked_executor_t<pool>>) {
@@ -89,16 +89,16 @@ const boost::asio::execution_context* plain_context_of(const Ex& ex) noexcept {
 /// posts its context's completions and arms its native wake-up. A context of
 /// a kind not known here keeps @p ex as it is.
 template <class Ex>
-boost::asio::any_io_executor context_executor_of(const Ex& ex) {
-  using io = boost::asio::io_context::executor_type;
+asio_ns::any_io_executor context_executor_of(const Ex& ex) {
+  using io = asio_ns::io_context::executor_type;
   using pool = scheduled_thread_pool::executor_type;
-  using tp = boost::asio::thread_pool::executor_type;
-  if constexpr (std::is_same_v<Ex, boost::asio::any_io_executor>) {
-    if (const auto* e = ex.template target<io>()) return e->context().get_executor();
-    if (const auto* e = ex.template target<tracked_executor_t<io>>()) return e->context().get_executor();
-    if (const auto* e = ex.template target<boost::asio::strand<io>>()) return context_executor_of(e->get_inner_executor());
-    if (const auto* e = ex.template target<pool>()) return e->context().get_executor();
-    if (const auto* e = ex.template target<tp>()) return e->context().get_executor();
+  using tp = asio_ns::thread_pool::executor_type;
+  if constexpr (std::is_same_v<Ex, asio_ns::any_io_executor>) {
+    if (const auto* e = asio_compat::target<io>(ex)) return e->context().get_executor();
+    if (const auto* e = asio_compat::target<tracked_executor_t<io>>(ex)) return e->context().get_executor();
+    if (const auto* e = asio_compat::target<asio_ns::strand<io>>(ex)) return context_executor_of(e->get_inner_executor());
+    if (const auto* e = asio_compat::target<pool>(ex)) return e->context().get_executor();
+    if (const auto* e = asio_compat::target<tp>(ex)) return e->context().get_executor();
     return ex;
   } else if constexpr (std::is_same_v<Ex, io> || std::is_same_v<Ex, tracked_executor_t<io>> ||
                        std::is_same_v<Ex, pool> || std::is_same_v<Ex, tracked_executor_t<pool>> ||
@@ -107,7 +107,7 @@ boost::asio::any_io_executor context_executor_of(const Ex& ex) {
   } else if constexpr (requires { ex.get_inner_executor(); }) {
     return context_executor_of(ex.get_inner_executor());  // a strand
   } else {
-    return boost::asio::any_io_executor(ex);
+    return asio_ns::any_io_executor(ex);
   }
 }
 

@@ -13,8 +13,7 @@
 
 #include <chronopool/detail/timer/wait_op.hpp>
 
-#include <boost/asio/error.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -53,7 +52,7 @@ class inline_abort_chunk final : public wait_op_base {
   /// Delivers the next record (operation_aborted); the chunk stays, with
   /// the records after it, when its handler throws. Not the last one (see
   /// complete_last).
-  void complete_next() { ops_->complete(record_at(next_++), boost::asio::error::operation_aborted); }
+  void complete_next() { ops_->complete(record_at(next_++), asio_ns::error::operation_aborted); }
   /// Delivers the last record, after handing the chunk to @p recycle (so
   /// that the memory is back before the handler runs, which may cancel).
   template <class Recycle>
@@ -64,7 +63,7 @@ class inline_abort_chunk final : public wait_op_base {
     alignas(void*) unsigned char handler[timer_impl::inline_words * sizeof(void*)];
     ops->relocate(handler, record_at(next_++));
     recycle(this);
-    ops->complete(handler, boost::asio::error::operation_aborted);
+    ops->complete(handler, asio_ns::error::operation_aborted);
   }
 
  private:

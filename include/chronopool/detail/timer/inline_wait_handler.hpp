@@ -10,8 +10,7 @@
 #include <chronopool/detail/timer/wait_op.hpp>
 #include <chronopool/detail/support/recycling_allocator.hpp>
 
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -32,7 +31,7 @@ inline constexpr bool inline_capable =
     sizeof(Handler) <= timer_impl::inline_words * sizeof(void*) && alignof(Handler) <= alignof(void*) &&
     std::is_nothrow_constructible_v<Handler, Arg> && std::is_nothrow_move_constructible_v<Handler> &&
     std::is_nothrow_destructible_v<Handler> &&
-    std::is_same_v<boost::asio::associated_allocator_t<Handler>, std::allocator<void>>;
+    std::is_same_v<asio_ns::associated_allocator_t<Handler>, std::allocator<void>>;
 
 /// The inline_wait_ops of @p Handler; @p IoExecutor names the block type it
 /// moves into (a direct wait: the executor is not stored).
@@ -67,7 +66,7 @@ struct inline_wait_ops_for {
     ::new (to) Handler(std::move(h));
     h.~Handler();
   }
-  static void complete(void* storage, const boost::system::error_code& ec) {
+  static void complete(void* storage, const sys_ns::error_code& ec) {
     Handler& stored = at(storage);
     Handler h(std::move(stored));
     stored.~Handler();

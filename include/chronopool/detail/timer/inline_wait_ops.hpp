@@ -7,7 +7,7 @@
 // (inline_wait_handler.hpp).
 #pragma once
 
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -31,7 +31,7 @@ struct inline_wait_ops {
   /// Move-constructs the handler at @p to from @p from and destroys it there.
   void (*relocate)(void* to, void* from) noexcept;
   /// Moves the handler out of @p storage and calls it with @p ec.
-  void (*complete)(void* storage, const boost::system::error_code& ec);
+  void (*complete)(void* storage, const sys_ns::error_code& ec);
   /// Destroys the handler uncalled.
   void (*destroy)(void* storage) noexcept;
   /// The handler's size in words (1 or 2): an abort chunk's record stride.

@@ -16,8 +16,7 @@
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/timer_service.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/io_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -35,8 +34,8 @@ inline constexpr moved_into_t moved_into{};
 /// The executor @p service's context gives out itself, for a timer that
 /// does not store it (the context is an io_context or a scheduled_thread_pool,
 /// known to the service from that timer's construction).
-inline boost::asio::any_io_executor plain_executor(const timer_service_base& service) {
-  if (boost::asio::io_context* io = service.own_io_context()) return io->get_executor();
+inline asio_ns::any_io_executor plain_executor(const timer_service_base& service) {
+  if (asio_ns::io_context* io = service.own_io_context()) return io->get_executor();
   return service.own_pool()->get_executor();
 }
 
@@ -81,8 +80,8 @@ class timer_object_impl {
 };
 
 template <>
-class timer_object_impl<boost::asio::any_io_executor> {
-  using executor = boost::asio::any_io_executor;
+class timer_object_impl<asio_ns::any_io_executor> {
+  using executor = asio_ns::any_io_executor;
   /// A timer on an executor that is not its context's own: the executor with
   /// the state.
   struct boxed {
@@ -107,7 +106,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   }
   timer_object_impl(const executor& ex, moved_into_t) {
     // is_plain() compares with what @p ex's own context gives out.
-    if (!is_plain(ex, boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context)))) {
+    if (!is_plain(ex, asio_ns::use_service<timer_service>(asio_ns::query(ex, asio_ns::execution::context)))) {
       own_.set_raw_word(reinterpret_cast<std::uintptr_t>(new boxed(ex)) | boxed_tag);
     }
   }
@@ -136,7 +135,7 @@ class timer_object_impl<boost::asio::any_io_executor> {
   /// Takes @p ex as the executor, for a state that move_timer() fills in next
   /// (the old state must have no pending wait). Strong guarantee.
   void reset_moved_into(const executor& ex) {
-    timer_service_base& service = boost::asio::use_service<timer_service>(boost::asio::query(ex, boost::asio::execution::context));
+    timer_service_base& service = asio_ns::use_service<timer_service>(asio_ns::query(ex, asio_ns::execution::context));
     std::unique_ptr<boxed> b;
     if (!is_plain(ex, service)) b = std::make_unique<boxed>(ex);  // may throw: nothing changed yet
     delete box();
@@ -150,14 +149,14 @@ class timer_object_impl<boost::asio::any_io_executor> {
   /// Only an executor equal to that one: one with a property preferred must
   /// come back from get_executor() with it.
   static bool is_plain(const executor& ex, timer_service_base& service) {
-    if (const auto* io_ex = ex.target<boost::asio::io_context::executor_type>()) {
-      boost::asio::io_context& io = io_ex->context();
+    if (const auto* io_ex = asio_compat::target<asio_ns::io_context::executor_type>(ex)) {
+      asio_ns::io_context& io = io_ex->context();
       if (!(*io_ex == io.get_executor())) return false;
       if (service.own_io_context() == nullptr) service.set_own_io_context(io);
       return true;
     }
-    if (const auto* pool_ex = ex.target<scheduled_thread_pool::executor_type>()) {
-      scheduled_thread_pool& pool = boost::asio::query(*pool_ex, boost::asio::execution::context);
+    if (const auto* pool_ex = asio_compat::target<scheduled_thread_pool::executor_type>(ex)) {
+      scheduled_thread_pool& pool = asio_ns::query(*pool_ex, asio_ns::execution::context);
       return service.own_pool() == &pool && *pool_ex == pool.get_executor();
     }
     return false;

@@ -16,10 +16,7 @@
 #include <chronopool/detail/timer/timer_shard.hpp>
 #include <chronopool/detail/timer/inline_wait_handler.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -39,7 +36,7 @@ namespace chronopool::detail {
 class pool_core;
 class wall_clock_waits;
 
-class timer_service_base : public boost::asio::execution_context::service {
+class timer_service_base : public asio_ns::execution_context::service {
  public:
   /// A timer's state: its expiry and its pending waits, kept in the I/O
   /// object itself (no allocation per timer).
@@ -82,10 +79,10 @@ class timer_service_base : public boost::asio::execution_context::service {
   /// how many were cancelled.
   std::size_t expires_at(implementation_type& impl, time_point t) { return timer_shard::cancel(impl, &t); }
   /// Blocks until the expiry passes.
-  void wait(implementation_type& impl, boost::system::error_code& ec);
+  void wait(implementation_type& impl, sys_ns::error_code& ec);
 
   /// Starts a wait on the timer: @p handler completes with
-  /// void(boost::system::error_code) at the expiry, or with
+  /// void(sys_ns::error_code) at the expiry, or with
   /// operation_aborted when cancelled; @p io_ex is the I/O object's executor.
   /// Strong guarantee: if this throws, the handler is destroyed uncalled.
   template <class Handler, class IoExecutor>
@@ -101,9 +98,9 @@ class timer_service_base : public boost::asio::execution_context::service {
   /// The context when it is an io_context (else null), known from its first
   /// timer on the io_context's own executor: such a timer does not store
   /// its executor (see timer_object_impl).
-  boost::asio::io_context* own_io_context() const noexcept { return own_io_context_.load(std::memory_order_acquire); }
+  asio_ns::io_context* own_io_context() const noexcept { return own_io_context_.load(std::memory_order_acquire); }
   /// Records that the context is @p io (from a timer on its own executor).
-  void set_own_io_context(boost::asio::io_context& io) noexcept {
+  void set_own_io_context(asio_ns::io_context& io) noexcept {
     own_io_context_.store(&io, std::memory_order_release);
   }
   /// The context when it is a scheduled_thread_pool (else null), likewise.
@@ -153,7 +150,7 @@ class timer_service_base : public boost::asio::execution_context::service {
   /// Puts the context on a manual clock (made here, owned by the service):
   /// only before its first timer exists, never with use_pool
   /// (std::logic_error); the same clock again when it has one.
-  manual_clock& attach_manual_clock(boost::asio::io_context& io);
+  manual_clock& attach_manual_clock(asio_ns::io_context& io);
   /// The attached manual clock, or null.
   manual_clock* attached_manual_clock() const noexcept { return manual_clock_.get(); }
   /// The manual clock's time, or null: the context runs on the real clock.
@@ -185,7 +182,7 @@ class timer_service_base : public boost::asio::execution_context::service {
   std::chrono::nanoseconds native_wakeup_latency() const noexcept;
 
  protected:
-  explicit timer_service_base(boost::asio::execution_context& ctx);
+  explicit timer_service_base(asio_ns::execution_context& ctx);
   ~timer_service_base() override;
 
   // What timer_service's user API does (see there).
@@ -226,10 +223,10 @@ class timer_service_base : public boost::asio::execution_context::service {
 
   /// Where the context's completions go and its native wake-up runs: learnt
   /// from the first wait (a pool says so in route_to_pool() instead).
-  void learn_executor(const boost::asio::any_io_executor& ex);
+  void learn_executor(const asio_ns::any_io_executor& ex);
 
-  boost::asio::execution_context& context_;
-  std::atomic<boost::asio::io_context*> own_io_context_{nullptr};
+  asio_ns::execution_context& context_;
+  std::atomic<asio_ns::io_context*> own_io_context_{nullptr};
   scheduled_thread_pool* own_pool_ = nullptr;  // set by route_to_pool() when the pool is the context
   native_poller poller_;                        // before the shards, which refer to it
   std::vector<std::shared_ptr<timer_shard>> shards_;  // fixed at construction

@@ -12,10 +12,8 @@
 // new context that reuses its address can never match a stale memo.
 #pragma once
 
+#include <chronopool/detail/config/asio.hpp>
 #include <chronopool/timer_service.hpp>
-
-#include <boost/asio/execution.hpp>
-#include <boost/asio/execution_context.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -28,7 +26,7 @@ extern std::atomic<std::uint64_t> timer_services_destroyed;
 
 /// One thread's last lookup.
 struct timer_service_memo {
-  const boost::asio::execution_context* context = nullptr;
+  const asio_ns::execution_context* context = nullptr;
   timer_service* service = nullptr;
   std::uint64_t destroyed = 0;  ///< timer_services_destroyed when it was taken
 };
@@ -36,22 +34,22 @@ struct timer_service_memo {
 inline thread_local timer_service_memo last_timer_service_lookup;
 
 /// use_service<timer_service>(@p ctx), from the thread's memo when it holds.
-inline timer_service& timer_service_of(boost::asio::execution_context& ctx) {
+inline timer_service& timer_service_of(asio_ns::execution_context& ctx) {
   timer_service_memo& memo = last_timer_service_lookup;
   const std::uint64_t destroyed = timer_services_destroyed.load(std::memory_order_acquire);
   if (memo.context == &ctx && memo.destroyed == destroyed) [[likely]]
     return *memo.service;
-  timer_service& service = boost::asio::use_service<timer_service>(ctx);
+  timer_service& service = asio_ns::use_service<timer_service>(ctx);
   memo = {&ctx, &service, destroyed};
   return service;
 }
 
 /// The timer_service of @p ex's context.
 template <class Executor>
-  requires(!std::is_convertible_v<const Executor&, const boost::asio::execution_context&>)
+  requires(!std::is_convertible_v<const Executor&, const asio_ns::execution_context&>)
 timer_service& timer_service_of(const Executor& ex) {
-  if constexpr (boost::asio::execution::is_executor<Executor>::value) {
-    return timer_service_of(boost::asio::query(ex, boost::asio::execution::context));
+  if constexpr (asio_ns::execution::is_executor<Executor>::value) {
+    return timer_service_of(asio_ns::query(ex, asio_ns::execution::context));
   } else {
     return timer_service_of(ex.context());
   }

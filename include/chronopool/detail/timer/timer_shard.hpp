@@ -19,8 +19,7 @@
 #include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/timer/wait_op.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/execution_context.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -65,7 +64,7 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// The executor completions are posted to and the native wake-up runs on:
   /// the context's own, or for a context of a kind the service does not
   /// know, the first wait's I/O executor. Before the first wait starts.
-  void set_context_executor(const boost::asio::any_io_executor& ex);
+  void set_context_executor(const asio_ns::any_io_executor& ex);
   /// Drive this shard's waits by @p pool's threads instead of a native timer.
   void use_pool(std::shared_ptr<pool_core> pool, bool context_is_pool);
   bool driven_by_pool() const;
@@ -378,8 +377,8 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   bool drain_posted_ = false;    // a function to deliver batch_ is on its way
   std::size_t held_ = 0;         // waits the shard holds (queued, batched, being handed on)
   std::uint64_t unlocked_starts_ = 0;
-  std::optional<boost::asio::any_io_executor> work_;  // tracked, while held_ > 0
-  std::optional<boost::asio::any_io_executor> context_ex_;
+  std::optional<asio_ns::any_io_executor> work_;  // tracked, while held_ > 0
+  std::optional<asio_ns::any_io_executor> context_ex_;
   bool shutting_down_ = false;
   std::size_t in_flight_ = 0;  // deliveries under way outside the lock
   // Of those, the ones that have not re-armed yet (deliver_fired re-arms

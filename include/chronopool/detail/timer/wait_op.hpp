@@ -13,16 +13,7 @@
 #include <chronopool/detail/timer/timer_impl.hpp>
 #include <chronopool/detail/support/recycling_allocator.hpp>
 
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -208,7 +199,7 @@ struct wait_cancellation {
   wait_cancellation(const wait_cancellation&) = delete;
   wait_cancellation& operator=(const wait_cancellation&) = delete;
   ~wait_cancellation() { op->release(); }
-  void operator()(boost::asio::cancellation_type_t type);
+  void operator()(asio_ns::cancellation_type_t type);
 
   /// The shard the wait starts in; changed (before it is queued) when its
   /// timer moved to another shard while the wait was starting.
@@ -218,11 +209,11 @@ struct wait_cancellation {
 
 /// Where a wait's handler must run, decided once when it starts.
 template <class Handler, class IoExecutor>
-bool completes_directly(const Handler& h, const IoExecutor& io_ex, const boost::asio::execution_context& ctx) {
+bool completes_directly(const Handler& h, const IoExecutor& io_ex, const asio_ns::execution_context& ctx) {
   if (plain_context_of(io_ex) != &ctx) return false;
-  using handler_executor = boost::asio::associated_executor_t<Handler, IoExecutor>;
+  using handler_executor = asio_ns::associated_executor_t<Handler, IoExecutor>;
   if constexpr (std::is_same_v<handler_executor, IoExecutor>) {
-    return boost::asio::get_associated_executor(h, io_ex) == io_ex;
+    return asio_ns::get_associated_executor(h, io_ex) == io_ex;
   } else {
     return false;
   }
@@ -245,7 +236,7 @@ bool completes_directly(const Handler& h, const IoExecutor& io_ex, const boost::
 template <class Handler, class IoExecutor, bool Routed>
 class wait_op final : public wait_op_base {
  public:
-  using handler_allocator = boost::asio::associated_allocator_t<Handler>;
+  using handler_allocator = asio_ns::associated_allocator_t<Handler>;
   using self_allocator = operation_allocator_t<handler_allocator, wait_op>;
 
   // A template over the handler's value category: a handler passed as an
@@ -275,7 +266,7 @@ class wait_op final : public wait_op_base {
   /// (null when it has none). Called before the wait is queued; throws when
   /// the slot cannot allocate.
   wait_cancellation* connect_cancellation(timer_shard* shard) {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler_);
+    auto slot = asio_ns::get_associated_cancellation_slot(handler_);
     if (!slot.is_connected()) return nullptr;
     share();
     try {
@@ -290,7 +281,7 @@ class wait_op final : public wait_op_base {
   /// (we are on the initiating thread, where the slot's signal is known to
   /// be alive), then drop the wait uncalled.
   void abandon() noexcept {
-    if (auto slot = boost::asio::get_associated_cancellation_slot(handler_); slot.is_connected()) slot.clear();
+    if (auto slot = asio_ns::get_associated_cancellation_slot(handler_); slot.is_connected()) slot.clear();
     discard();
   }
 
@@ -321,15 +312,15 @@ class wait_op final : public wait_op_base {
     using allocator_type = handler_allocator;
     allocator_type get_allocator() const noexcept { return allocator; }
     Handler handler;
-    boost::system::error_code ec;
+    sys_ns::error_code ec;
     allocator_type allocator;
     void operator()() { std::move(handler)(ec); }
   };
 
   void deliver() {
-    const boost::system::error_code ec =
-        aborted ? boost::system::error_code(boost::asio::error::operation_aborted) : boost::system::error_code();
-    auto alloc = boost::asio::get_associated_allocator(handler_);
+    const sys_ns::error_code ec =
+        aborted ? sys_ns::error_code(asio_ns::error::operation_aborted) : sys_ns::error_code();
+    auto alloc = asio_ns::get_associated_allocator(handler_);
     Handler h(std::move(handler_));
     handler_.~Handler();
     if constexpr (!Routed) {
@@ -348,28 +339,28 @@ class wait_op final : public wait_op_base {
         complete_on(tracked_io_ex, call{std::move(h), ec, alloc}, true);
       } else {
         complete_on(tracked_io_ex,
-                    boost::asio::bind_executor(std::move(*tracked_handler_ex), call{std::move(h), ec, alloc}), true);
+                    asio_ns::bind_executor(std::move(*tracked_handler_ex), call{std::move(h), ec, alloc}), true);
       }
     }
   }
 
   using tracked_io_executor = tracked_executor_t<IoExecutor>;
-  using handler_executor_type = boost::asio::associated_executor_t<Handler, IoExecutor>;
+  using handler_executor_type = asio_ns::associated_executor_t<Handler, IoExecutor>;
   using tracked_handler_executor = tracked_executor_t<handler_executor_type>;
 
   /// The executors a routed wait completes through, each holding outstanding
   /// work (the counterpart of Asio's handler_work).
   struct routes {
     routes(const IoExecutor& io_ex, const Handler& h)
-        : tracked_io_ex(boost::asio::prefer(io_ex, boost::asio::execution::outstanding_work.tracked)) {
+        : tracked_io_ex(asio_ns::prefer(io_ex, asio_ns::execution::outstanding_work.tracked)) {
       // The handler's own executor, unless it is the I/O one: a second
       // tracked copy would only count the same work twice.
-      auto handler_ex = boost::asio::get_associated_executor(h, io_ex);
+      auto handler_ex = asio_ns::get_associated_executor(h, io_ex);
       if constexpr (std::is_same_v<handler_executor_type, IoExecutor>) {
         if (handler_ex == io_ex) return;
       }
       tracked_handler_ex.emplace(
-          boost::asio::prefer(std::move(handler_ex), boost::asio::execution::outstanding_work.tracked));
+          asio_ns::prefer(std::move(handler_ex), asio_ns::execution::outstanding_work.tracked));
     }
     tracked_io_executor tracked_io_ex;
     std::optional<tracked_handler_executor> tracked_handler_ex;  // empty when it is the I/O executor
@@ -393,7 +384,7 @@ auto* make_wait_op(Handler&& h, const IoExecutor& io_ex) {
     if constexpr (std::is_same_v<alloc_type, recycling_allocator<op>>) {
       return alloc_type();
     } else {
-      return alloc_type(boost::asio::get_associated_allocator(h));
+      return alloc_type(asio_ns::get_associated_allocator(h));
     }
   }();
   op* p = std::allocator_traits<alloc_type>::allocate(a, 1);

@@ -33,14 +33,7 @@
 #include <chronopool/detail/time/clock_steps.hpp>
 #include <chronopool/detail/timer/timer_service_base.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/system/error_code.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -85,7 +78,7 @@ struct wall_wait {
   wall_timer_impl* timer;  // null once the timer let go of it (destroyed)
   const sys_time expiry;
   /// The engine wait's slot: emitted to move (retiming) or cancel it.
-  boost::asio::cancellation_signal inner;
+  asio_ns::cancellation_signal inner;
   std::atomic<int> refs{1};
 };
 
@@ -113,7 +106,7 @@ struct wall_timer_impl {
 template <class Handler, class IoExecutor>
 class wall_wait_handler {
  public:
-  using cancellation_slot_type = boost::asio::cancellation_slot;  ///< the record's own signal
+  using cancellation_slot_type = asio_ns::cancellation_slot;  ///< the record's own signal
 
   wall_wait_handler(wall_wait* w, Handler&& h, const IoExecutor& io_ex)
       : wait_(w), handler_(std::move(h)), io_ex_(io_ex) {}
@@ -131,7 +124,7 @@ class wall_wait_handler {
   const Handler& handler() const noexcept { return handler_; }
 
   /// The engine wait completed: deliver, or arm again (see the file comment).
-  void operator()(const boost::system::error_code& ec);
+  void operator()(const sys_ns::error_code& ec);
 
  private:
   wall_wait* wait_;
@@ -174,7 +167,7 @@ class wall_clock_waits final : public clock_step_listener, public std::enable_sh
   enum class verdict : std::uint8_t { rearm, success, aborted };
   /// The engine wait of @p w completed with @p ec: what becomes of it. Every
   /// verdict but rearm takes it out of the lists. Under the lock.
-  verdict decide_locked(wall_wait& w, const boost::system::error_code& ec) noexcept;
+  verdict decide_locked(wall_wait& w, const sys_ns::error_code& ec) noexcept;
   /// The steady deadline to arm @p w at: its timer's shared one while no
   /// step came since it was computed (and, with @p after_due, while it has
   /// not passed: then a wait came due short of its expiry by the wall
@@ -200,7 +193,7 @@ class wall_clock_waits final : public clock_step_listener, public std::enable_sh
  private:
   std::size_t cancel(wall_timer_impl& t, const sys_time* expiry, bool let_go);
   /// Subscribes to clock steps, posting re-computations to @p ex.
-  void ensure_subscribed(const boost::asio::any_io_executor& ex);
+  void ensure_subscribed(const asio_ns::any_io_executor& ex);
   void link_locked(wall_wait& w) noexcept;
   void unlink_locked(wall_wait& w) noexcept;
   /// Marks @p w cancelled and cancels its engine wait.
@@ -215,7 +208,7 @@ class wall_clock_waits final : public clock_step_listener, public std::enable_sh
   std::atomic<bool> subscribed_{false};
   std::mutex subscribe_mutex_;  // orders subscription and shutdown
   bool shut_down_ = false;      // under subscribe_mutex_
-  std::optional<boost::asio::any_io_executor> post_ex_;  // set before subscribing, untracked
+  std::optional<asio_ns::any_io_executor> post_ex_;  // set before subscribing, untracked
   std::atomic<bool> retime_posted_{false};
 };
 
@@ -238,7 +231,7 @@ wall_wait_handler<Handler, IoExecutor>::~wall_wait_handler() {
 }
 
 template <class Handler, class IoExecutor>
-void wall_wait_handler<Handler, IoExecutor>::operator()(const boost::system::error_code& ec) {
+void wall_wait_handler<Handler, IoExecutor>::operator()(const sys_ns::error_code& ec) {
   wall_wait* w = wait_;
   wall_clock_waits& waits = *w->waits;
   wall_clock_waits::verdict v{};
@@ -259,12 +252,12 @@ void wall_wait_handler<Handler, IoExecutor>::operator()(const boost::system::err
   }
   // Decided: the record is out of the lists; the user's slot lets go of it.
   wait_ = nullptr;
-  if (auto slot = boost::asio::get_associated_cancellation_slot(handler_); slot.is_connected()) slot.clear();
+  if (auto slot = asio_ns::get_associated_cancellation_slot(handler_); slot.is_connected()) slot.clear();
   w->release();
   Handler h(std::move(handler_));
   std::move(h)(v == wall_clock_waits::verdict::success
-                   ? boost::system::error_code()
-                   : (ec ? ec : boost::system::error_code(boost::asio::error::operation_aborted)));
+                   ? sys_ns::error_code()
+                   : (ec ? ec : sys_ns::error_code(asio_ns::error::operation_aborted)));
 }
 
 /// The handler a wall wait installs in the user's cancellation slot.
@@ -273,14 +266,14 @@ struct wall_wait_user_cancel {
   wall_wait_user_cancel(const wall_wait_user_cancel&) = delete;
   wall_wait_user_cancel& operator=(const wall_wait_user_cancel&) = delete;
   ~wall_wait_user_cancel() { wait->release(); }
-  void operator()(boost::asio::cancellation_type_t type) noexcept;
+  void operator()(asio_ns::cancellation_type_t type) noexcept;
   wall_wait* wait;
 };
 
 template <class Handler, class IoExecutor>
 void wall_clock_waits::async_wait(wall_timer_impl& t, Handler&& handler, const IoExecutor& io_ex) {
   using stored = std::decay_t<Handler>;
-  if (!subscribed_.load(std::memory_order_acquire)) ensure_subscribed(boost::asio::any_io_executor(io_ex));
+  if (!subscribed_.load(std::memory_order_acquire)) ensure_subscribed(asio_ns::any_io_executor(io_ex));
   auto* w = new wall_wait(shared_from_this(), &t, t.load_expiry());
   std::optional<wall_wait_handler<stored, IoExecutor>> wrapper;
   try {
@@ -290,7 +283,7 @@ void wall_clock_waits::async_wait(wall_timer_impl& t, Handler&& handler, const I
     throw;
   }
   // From here on the wrapper owns the record: destroyed uncalled, it lets go of it.
-  auto user_slot = boost::asio::get_associated_cancellation_slot(wrapper->handler());
+  auto user_slot = asio_ns::get_associated_cancellation_slot(wrapper->handler());
   if (user_slot.is_connected()) user_slot.template emplace<wall_wait_user_cancel>(w);
   try {
     const std::lock_guard lock(mutex_);
@@ -306,7 +299,7 @@ void wall_clock_waits::async_wait(wall_timer_impl& t, Handler&& handler, const I
 
 }  // namespace chronopool::detail
 
-namespace boost::asio {
+CHRONOPOOL_ASIO_NAMESPACE_BEGIN
 
 /// A wall wait's wrapper completes on its user handler's executor.
 template <class Handler, class IoExecutor, class Executor>
@@ -328,4 +321,4 @@ struct associated_allocator<chronopool::detail::wall_wait_handler<Handler, IoExe
   }
 };
 
-}  // namespace boost::asio
+CHRONOPOOL_ASIO_NAMESPACE_END

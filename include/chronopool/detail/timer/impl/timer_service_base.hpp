@@ -6,7 +6,7 @@
 
 #include <chronopool/detail/timer/timer_service_base.hpp>
 
-#include <boost/asio/associated_cancellation_slot.hpp>
+#include <chronopool/detail/config/asio.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -47,7 +47,7 @@ inline void timer_service_base::launch(timer_impl* timer, time_point deadline, H
   timer_shard* shard = &local_shard();
   if (timer != nullptr) shard = &timer_shard::home_for_wait(*timer, *shard);
   if constexpr (!Routed && inline_capable<std::decay_t<Handler>, Handler&&>) {
-    if (timer != nullptr && !boost::asio::get_associated_cancellation_slot(handler).is_connected() &&
+    if (timer != nullptr && !asio_ns::get_associated_cancellation_slot(handler).is_connected() &&
         launch_inline<IoExecutor>(*timer, shard, std::forward<Handler>(handler))) {
       return;
     }
