@@ -108,22 +108,25 @@ void check_late_rule(missed_tick_policy policy, const missed_tick_result& r, ste
 
 /// The example on a manual clock: period 100 ms, the first run
 /// lasts 250 ms (a stall of the virtual time). The virtual start of each
-/// run in the first 400 ms, from the first deadline.
+/// run in the first 400 ms, from the first deadline. The first deadline is
+/// 1 ms ahead, so that no run (and no stall) can happen before advance()
+/// starts: a run due at once could start on the pool's thread first, and
+/// advance() would then count its 400 ms from the end of the stall.
 std::vector<std::chrono::nanoseconds> missed_ticks_long_first_run_starts(missed_tick_policy policy) {
   scheduled_thread_pool_options po;
   po.core_pool_size = 1;
   po.use_manual_clock = true;
   scheduled_thread_pool pool(po);
   chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
-  const auto start = clock.now();
+  const auto first = clock.now() + 1ms;
   std::vector<std::chrono::nanoseconds> starts;  // written by the one pool thread, read after advance()
   periodic_options o;
   o.missed_ticks = policy;
-  auto f = pool.schedule_at_fixed_rate(0ms, 100ms, [&] {
-    starts.push_back(pool.now() - start);
+  auto f = pool.schedule_at_fixed_rate(1ms, 100ms, [&] {
+    starts.push_back(pool.now() - first);
     if (starts.size() == 1) clock.stall(250ms);
   }, o);
-  clock.advance(400ms);
+  clock.advance(401ms);
   BOOST_CHECK(f.cancel());
   pool.join();
   return starts;

@@ -241,8 +241,12 @@ BOOST_AUTO_TEST_CASE(an_idle_timer_is_destroyed_while_its_last_wait_is_delivered
       BOOST_TEST(t->expires_after(0ms) == 0u);  // idle: nothing to cancel
       t->async_wait([&calls, i](const error_code&) { calls[static_cast<std::size_t>(i)].fetch_add(1); });
       // Spin until the delivering thread has it (cancel() then finds it
-      // idle), or cancel it first, at varying moments.
-      for (int spin = 0; spin < (i % 50) * 20; ++spin) std::this_thread::yield();
+      // idle), or cancel it first, at varying moments: 0 to 98 us, on the
+      // clock (a yield would hand the core to other processes for a time
+      // slice on a loaded machine).
+      const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds((i % 50) * 2);
+      while (std::chrono::steady_clock::now() < spin_until) {
+      }
       aborted_by_cancel += static_cast<int>(t->cancel());
       t.reset();
     }
