@@ -17,6 +17,7 @@
 // The peer runs the same modes with its pop script and has nothing to ack.
 #include "../stats.hpp"
 #include "creations_bench.hpp"
+#include "fleet_bench.hpp"
 
 #include <redis_server.hpp>
 
@@ -36,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -66,6 +68,7 @@ struct options {
   bool quick = false;
   bool periodic = false;  // fixed-rate schedules: acks take the periodic path
   bool creations = false;  // creations/s, one at a time vs bulk (creations_bench.cpp)
+  std::size_t fleet = 0;   // worker processes of the fleet mode (fleet_bench.cpp); 0: off
   bool n_given = false;
   bool reps_given = false;
 };
@@ -336,7 +339,7 @@ std::size_t to_size(std::string_view flag, std::string_view s, std::size_t lo) {
 void usage(std::FILE* out) {
   fmt::print(out,
              "usage: chronopool-durable-bench [--quick] [--n N] [--reps R] [--depth K] [--fsync everysec|always]\n"
-             "                                [--periodic] [--creations] [--redis-server PATH]\n"
+             "                                [--periodic] [--creations] [--fleet W] [--redis-server PATH]\n"
              "  --quick         N = 2,000 and one repetition, for a smoke test\n"
              "  --n N           due one-shot schedules in each namespace (default 200,000)\n"
              "  --reps R        repetitions after one warm-up (default 5); medians are reported\n"
@@ -347,6 +350,9 @@ void usage(std::FILE* out) {
              "  --creations     schedule creations per second through the scheduler's API instead:\n"
              "                  one request at a time against async_upsert_schedules (--n: default\n"
              "                  10,000 per bulk call; --reps: default 3)\n"
+             "  --fleet W       W worker processes on one Redis instead: creations/s through\n"
+             "                  async_upsert_schedules, then a backlog of due one-shots drained by\n"
+             "                  W started schedulers (--n: default 100,000; --reps: default 3)\n"
              "  --redis-server  the binary to start (default {})\n",
              CHRONOPOOL_REDIS_SERVER);
 }
@@ -367,6 +373,8 @@ options parse(int argc, char** argv) {
       o.periodic = true;
     } else if (a == "--creations") {
       o.creations = true;
+    } else if (a == "--fleet") {
+      o.fleet = to_size(a, value(i), 1);
     } else if (a == "--n") {
       o.n = to_size(a, value(i), 100);
       o.n_given = true;
@@ -541,7 +549,19 @@ int run(const options& o) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc > 1 && std::string_view(argv[1]) == "--fleet-child")
+      return chronopool::bench_durable::run_fleet_child(argc - 2, argv + 2);
     const options o = parse(argc, argv);
+    if (o.fleet != 0) {
+      chronopool::bench_durable::fleet_options f;
+      f.workers = o.fleet;
+      if (o.n_given || o.quick) f.n = o.n;
+      if (o.reps_given || o.quick) f.reps = o.reps;
+      f.server = o.server;
+      f.fsync = o.fsync;
+      const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+      return chronopool::bench_durable::run_fleet(f, self.c_str());
+    }
     if (o.creations) {
       chronopool::bench_durable::creations_options c;
       if (o.n_given || o.quick) c.n = o.n;

@@ -8,6 +8,7 @@
 // per 500 schedules). Fixed-rate schedules, and cron schedules in a time
 // zone (whose first instant is computed here from Redis's TIME).
 #include "creations_bench.hpp"
+#include "server_cpu.hpp"
 
 #include <redis_server.hpp>
 
@@ -37,25 +38,6 @@ namespace {
 
 namespace cd = chronopool::durable;
 using steady = std::chrono::steady_clock;
-
-// Redis's own CPU time so far (used_cpu_user + used_cpu_sys of INFO cpu),
-// read with redis-cli: what a phase cost the server, whatever the load of
-// the machine (the wall-clock rates on a shared machine swing with it).
-double server_cpu_s(std::uint16_t port) {
-  const std::string cmd = "redis-cli -p " + std::to_string(port) + " INFO cpu";
-  std::FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return 0;
-  std::string text;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, f) != nullptr) text += buf;
-  ::pclose(f);
-  double total = 0;
-  for (const char* field : {"used_cpu_user:", "used_cpu_sys:"}) {
-    const auto at = text.find(field);
-    if (at != std::string::npos) total += std::strtod(text.c_str() + at + std::strlen(field), nullptr);
-  }
-  return total;
-}
 
 double creations_per_s(std::size_t n, steady::time_point t0) {
   return static_cast<double>(n) / std::chrono::duration<double>(steady::now() - t0).count();
