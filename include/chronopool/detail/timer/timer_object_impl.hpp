@@ -11,6 +11,7 @@
 // are stored beside the state.
 #pragma once
 
+#include <chronopool/detail/timer/timer_service_lookup.hpp>
 #include <chronopool/detail/timer/timer_shard.hpp>
 #include <chronopool/detail/timer/wait_op.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
@@ -106,7 +107,7 @@ class timer_object_impl<asio_ns::any_io_executor> {
   }
   timer_object_impl(const executor& ex, moved_into_t) {
     // is_plain() compares with what @p ex's own context gives out.
-    if (!is_plain(ex, asio_ns::use_service<timer_service>(asio_ns::query(ex, asio_ns::execution::context)))) {
+    if (!is_plain(ex, timer_service_of(ex))) {
       own_.set_raw_word(reinterpret_cast<std::uintptr_t>(new boxed(ex)) | boxed_tag);
     }
   }
@@ -135,7 +136,7 @@ class timer_object_impl<asio_ns::any_io_executor> {
   /// Takes @p ex as the executor, for a state that move_timer() fills in next
   /// (the old state must have no pending wait). Strong guarantee.
   void reset_moved_into(const executor& ex) {
-    timer_service_base& service = asio_ns::use_service<timer_service>(asio_ns::query(ex, asio_ns::execution::context));
+    timer_service_base& service = timer_service_of(ex);
     std::unique_ptr<boxed> b;
     if (!is_plain(ex, service)) b = std::make_unique<boxed>(ex);  // may throw: nothing changed yet
     delete box();
