@@ -135,32 +135,42 @@ void cluster_client::connect(connect_handler h) {
 // Asks the seeds in order for the slot map; the first usable answer wins.
 void cluster_client::discover(std::size_t i, std::string failures) {
   if (i == options_.cluster.seeds.size()) {
-    close(make_error_code(error::cluster_down, "no seed gave the slot map: " + failures));
+    // Every seed refused us the same way (a wrong password, a certificate
+    // refused): that refusal, with its text, says what to fix.
+    const bool refused = seed_error_ == error::auth_failed || seed_error_ == error::tls_failed;
+    close(seed_errors_agree_ && refused ? seed_error_
+                                        : make_error_code(error::cluster_down, "no seed gave the slot map: " + failures));
     return;
+  }
+  if (i == 0) {
+    seed_error_ = {};
+    seed_errors_agree_ = true;
   }
   const auto& seed = options_.cluster.seeds[i];
   const auto address = join_address(seed.host, seed.port);
   probe_ = std::make_shared<redis_connection>(ex_, node_options(address));
-  auto next = [self = shared_from_this(), gen = gen_, i, failures, address](const std::string& why) {
+  auto next = [self = shared_from_this(), gen = gen_, i, failures, address](error_code ec, const std::string& why) {
     if (gen != self->gen_) return;
     self->probe_->close();
+    if (i == 0) self->seed_error_ = ec;
+    if (ec != self->seed_error_ || !ec) self->seed_errors_agree_ = false;
     self->discover(i + 1, failures + (failures.empty() ? "" : "; ") + address + ": " + why);
   };
   probe_->async_connect([self = shared_from_this(), gen = gen_, next, host = seed.host](error_code ec) {
     if (gen != self->gen_) return;
     if (ec) {
-      next(ec.message());
+      next(ec, ec.message());
       return;
     }
     self->probe_->async_execute({"CLUSTER", "SLOTS"}, [self, gen, next, host](error_code ec2, redis_value v) {
       if (gen != self->gen_) return;
       std::vector<std::string> owners;
       if (ec2 || v.is_error() || !parse_cluster_slots(v, host, owners)) {
-        next(ec2 ? ec2.message() : v.is_error() ? v.str : std::string("CLUSTER SLOTS answered no slot map"));
+        next(ec2, ec2 ? ec2.message() : v.is_error() ? v.str : std::string("CLUSTER SLOTS answered no slot map"));
         return;
       }
       if (std::all_of(owners.begin(), owners.end(), [](const std::string& a) { return a.empty(); })) {
-        next("no slot is served yet");
+        next({}, "no slot is served yet");
         return;
       }
       self->probe_->close();

@@ -110,6 +110,8 @@ class cluster_client : public std::enable_shared_from_this<cluster_client> {
   connect_handler connect_handler_;
   boost::asio::any_completion_executor connect_work_;
   std::shared_ptr<redis_connection> probe_;  // the seed being asked for the slot map
+  boost::system::error_code seed_error_;     // the first seed's failure ...
+  bool seed_errors_agree_ = true;            // ... and whether every seed failed with it
   std::vector<std::string> owners_;          // slot -> master's host:port ("" : unserved)
   std::map<std::string, node_ptr> nodes_;
   std::size_t nodes_pending_ = 0;  // connecting: masters not ready yet
