@@ -195,6 +195,25 @@ BOOST_AUTO_TEST_CASE(redirections_are_bounded) {
   BOOST_TEST(client_test::run(cluster, {"SET", key, "v"}).text() == "OK");
 }
 
+BOOST_AUTO_TEST_CASE(the_password_applies_to_every_node) {
+  // A cluster of its own whose nodes all require a password.
+  dt::cluster_group g(CHRONOPOOL_TEST_REDIS_SERVER, 3, 0, "cluster-secret-41f7");
+  dt::sync_redis cluster(g.client_options());
+  for (const auto port : g.master_ports()) {
+    const auto key = dt::key_on(g, port, "auth-");
+    BOOST_TEST(client_test::run(cluster, {"SET", key, "v"}).text() == "OK", "master " << port);
+  }
+  boost::asio::io_context io;
+  auto wrong = g.client_options();
+  wrong.password = "not-it";
+  cdd::redis_connection c(io.get_executor(), wrong);
+  const auto ec = dt::connect(io, c);
+  // Every seed refused it alike: that refusal, not cluster_down.
+  BOOST_TEST((ec == cd::error::auth_failed), ec.message());
+  BOOST_TEST(ec.message().find("WRONGPASS") != std::string::npos, ec.message());
+  BOOST_TEST(ec.message().find("not-it") == std::string::npos, ec.message());
+}
+
 BOOST_AUTO_TEST_CASE(inconsistent_cluster_options_are_refused_naming_them) {
   boost::asio::io_context io;
   const auto refusal = [&](const cd::redis_options& r) -> std::string {

@@ -31,6 +31,19 @@ std::string namespace_off(dt::cluster_group& g, std::uint16_t not_on) {
   }
 }
 
+// Subscribers of the namespace's wake-up channel over the running nodes
+// (PUBSUB NUMSUB counts a node's own clients only).
+std::int64_t wake_subscribers(dt::cluster_group& g, const std::string& ns) {
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (!g.running(i)) continue;
+    const auto out = g.cli(i, "PUBSUB NUMSUB " + cdd::key_space(ns).wake_channel());
+    const auto nl = out.find('\n');
+    if (nl != std::string::npos) n += std::stoll(out.substr(nl + 1));
+  }
+  return n;
+}
+
 bool has_library(dt::cluster_group& g, std::size_t i) {
   return g.cli(i, std::string("FUNCTION LIST LIBRARYNAME ") + cdd::library_name).find(cdd::library_name) !=
          std::string::npos;
@@ -110,6 +123,7 @@ BOOST_AUTO_TEST_CASE(schedules_keep_firing_when_their_master_is_killed_and_its_r
   });
   BOOST_TEST_REQUIRE(!put, put.message());
   BOOST_TEST_REQUIRE(dt::wait_until([&] { return ticks.load() >= 5; }, 30s), "ticks " << ticks.load());
+  BOOST_TEST_REQUIRE(dt::wait_until([&] { return scheduler_test::wake_subscribers(g, ns_here) == 1; }, 30s));
 
   g.kill9(master);
   // A surviving node names another master for the slot: the replica.
@@ -122,6 +136,8 @@ BOOST_AUTO_TEST_CASE(schedules_keep_firing_when_their_master_is_killed_and_its_r
   BOOST_TEST(dt::wait_until([&] { return ticks.load() >= before + 10; }, 60s),
              "after the failover " << ticks.load() - before << " ticks fired");
   BOOST_TEST(s.stats().reconnects >= 1u);
+  // The wake-up subscription was made again, on a node that is alive.
+  BOOST_TEST(dt::wait_until([&] { return scheduler_test::wake_subscribers(g, ns_here) == 1; }, 30s));
   s.stop();
 }
 

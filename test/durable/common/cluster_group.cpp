@@ -96,8 +96,9 @@ std::vector<node_line> parse_nodes(const std::string& text) {
 
 }  // namespace
 
-cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::size_t replicas_per_master)
-    : dir_(make_cluster_dir()) {
+cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::size_t replicas_per_master,
+                             std::string password)
+    : dir_(make_cluster_dir()), password_(std::move(password)) {
   try {
     const std::size_t count = masters * (1 + replicas_per_master);
     // Each node needs a client port and a cluster bus port; ask for the bus
@@ -121,11 +122,15 @@ cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::s
       o.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes-" + std::to_string(port) + ".conf",
                       "--cluster-port", std::to_string(bus), "--cluster-node-timeout", "2000",
                       "--appendonly", "no", "--save", ""};
+      if (!password_.empty()) {
+        o.requirepass = password_;
+        o.extra_args.insert(o.extra_args.end(), {"--masterauth", password_});
+      }
       nodes_.push_back(std::make_unique<redis_server>(o));
       nodes_.back()->start();
       addresses += " 127.0.0.1:" + std::to_string(port);
     }
-    const auto created = run_command(redis_cli() + " --cluster create" + addresses + " --cluster-replicas " +
+    const auto created = run_command(redis_cli() + auth_args() + " --cluster create" + addresses + " --cluster-replicas " +
                                      std::to_string(replicas_per_master) + " --cluster-yes");
     if (created.find("[OK] All 16384 slots covered") == std::string::npos)
       throw std::runtime_error("cluster_group: redis-cli --cluster create failed:\n" + created);
@@ -156,12 +161,14 @@ cluster_group::~cluster_group() {
 redis_options cluster_group::client_options() const {
   redis_options o;
   for (const auto& n : nodes_) o.cluster.seeds.push_back({"127.0.0.1", n->port()});
+  o.password = password_;
   return o;
 }
 
 redis_options cluster_group::node_options(std::size_t i) const {
   redis_options o;
   o.port = port(i);
+  o.password = password_;
   return o;
 }
 
@@ -172,7 +179,12 @@ std::size_t cluster_group::index_of(std::uint16_t p) const {
 }
 
 std::string cluster_group::cli(std::size_t i, const std::string& args) const {
-  return run_command(redis_cli() + " -h 127.0.0.1 -p " + std::to_string(port(i)) + " " + args);
+  return run_command(redis_cli() + auth_args() + " -h 127.0.0.1 -p " + std::to_string(port(i)) + " " + args);
+}
+
+std::string cluster_group::auth_args() const {
+  // Test passwords are plain words: no quoting needed.
+  return password_.empty() ? std::string() : " -a " + password_ + " --no-auth-warning";
 }
 
 std::string cluster_group::node_id(std::size_t i) const { return cli(i, "CLUSTER MYID"); }

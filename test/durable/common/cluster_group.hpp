@@ -25,8 +25,10 @@ class cluster_group {
   /// creates the cluster and waits until every node reports
   /// cluster_state:ok (and every replica is in sync). Throws
   /// std::runtime_error, with the output or logs, when it does not come up.
+  /// A non-empty `password` is every node's requirepass (and masterauth),
+  /// and goes into client_options() and node_options().
   explicit cluster_group(const std::string& redis_server_executable, std::size_t masters = 3,
-                         std::size_t replicas_per_master = 0);
+                         std::size_t replicas_per_master = 0, std::string password = {});
   /// Stops every node and removes the directory.
   ~cluster_group();
   cluster_group(const cluster_group&) = delete;
@@ -56,7 +58,10 @@ class cluster_group {
   bool running(std::size_t i) const { return nodes_.at(i)->running(); }
 
  private:
+  std::string auth_args() const;  // redis-cli's -a, when there is a password
+
   std::filesystem::path dir_;
+  std::string password_;
   std::vector<std::unique_ptr<redis_server>> nodes_;
 };
 
