@@ -7,6 +7,8 @@
 // followed, redirections bounded, and inconsistent options refused.
 #include "cluster_support.hpp"
 
+#include "tls_certificates.hpp"
+
 #include <chronopool/durable/error.hpp>
 
 #include <set>
@@ -212,6 +214,24 @@ BOOST_AUTO_TEST_CASE(the_password_applies_to_every_node) {
   BOOST_TEST((ec == cd::error::auth_failed), ec.message());
   BOOST_TEST(ec.message().find("WRONGPASS") != std::string::npos, ec.message());
   BOOST_TEST(ec.message().find("not-it") == std::string::npos, ec.message());
+}
+
+BOOST_AUTO_TEST_CASE(tls_applies_to_every_node) {
+  // A cluster of its own whose nodes speak TLS only, with the test CA.
+  const dt::tls_certificates certs;
+  dt::cluster_group g(CHRONOPOOL_TEST_REDIS_SERVER, 3, 0, {}, &certs);
+  dt::sync_redis cluster(g.client_options());
+  for (const auto port : g.master_ports()) {
+    const auto key = dt::key_on(g, port, "tls-");
+    BOOST_TEST(client_test::run(cluster, {"SET", key, "v"}).text() == "OK", "master " << port);
+  }
+  // A CA that signed none of the nodes: every seed refuses it alike.
+  boost::asio::io_context io;
+  auto wrong = g.client_options();
+  wrong.tls.ca_file = certs.wrong_ca_file();
+  cdd::redis_connection c(io.get_executor(), wrong);
+  const auto ec = dt::connect(io, c);
+  BOOST_TEST((ec == cd::error::tls_failed), ec.message());
 }
 
 BOOST_AUTO_TEST_CASE(inconsistent_cluster_options_are_refused_naming_them) {

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cluster_group.hpp"
 
+#include "tls_certificates.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -97,8 +99,8 @@ std::vector<node_line> parse_nodes(const std::string& text) {
 }  // namespace
 
 cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::size_t replicas_per_master,
-                             std::string password)
-    : dir_(make_cluster_dir()), password_(std::move(password)) {
+                             std::string password, const tls_certificates* tls)
+    : dir_(make_cluster_dir()), password_(std::move(password)), ca_file_(tls ? tls->ca_file() : std::string()) {
   try {
     const std::size_t count = masters * (1 + replicas_per_master);
     // Each node needs a client port and a cluster bus port; ask for the bus
@@ -126,11 +128,19 @@ cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::s
         o.requirepass = password_;
         o.extra_args.insert(o.extra_args.end(), {"--masterauth", password_});
       }
+      if (tls) {
+        // redis_server passes --port first; the later --port 0 turns plain TCP off.
+        o.extra_args.insert(o.extra_args.end(),
+                            {"--port", "0", "--tls-port", std::to_string(port), "--tls-cert-file", tls->server_cert(),
+                             "--tls-key-file", tls->server_key(), "--tls-ca-cert-file", tls->ca_file(),
+                             "--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", "no"});
+        o.ready_probe = tcp_accepts;
+      }
       nodes_.push_back(std::make_unique<redis_server>(o));
       nodes_.back()->start();
       addresses += " 127.0.0.1:" + std::to_string(port);
     }
-    const auto created = run_command(redis_cli() + auth_args() + " --cluster create" + addresses + " --cluster-replicas " +
+    const auto created = run_command(redis_cli() + cli_args() + " --cluster create" + addresses + " --cluster-replicas " +
                                      std::to_string(replicas_per_master) + " --cluster-yes");
     if (created.find("[OK] All 16384 slots covered") == std::string::npos)
       throw std::runtime_error("cluster_group: redis-cli --cluster create failed:\n" + created);
@@ -161,15 +171,13 @@ cluster_group::~cluster_group() {
 redis_options cluster_group::client_options() const {
   redis_options o;
   for (const auto& n : nodes_) o.cluster.seeds.push_back({"127.0.0.1", n->port()});
-  o.password = password_;
-  return o;
+  return secured(std::move(o));
 }
 
 redis_options cluster_group::node_options(std::size_t i) const {
   redis_options o;
   o.port = port(i);
-  o.password = password_;
-  return o;
+  return secured(std::move(o));
 }
 
 std::size_t cluster_group::index_of(std::uint16_t p) const {
@@ -179,12 +187,24 @@ std::size_t cluster_group::index_of(std::uint16_t p) const {
 }
 
 std::string cluster_group::cli(std::size_t i, const std::string& args) const {
-  return run_command(redis_cli() + auth_args() + " -h 127.0.0.1 -p " + std::to_string(port(i)) + " " + args);
+  return run_command(redis_cli() + cli_args() + " -h 127.0.0.1 -p " + std::to_string(port(i)) + " " + args);
 }
 
-std::string cluster_group::auth_args() const {
-  // Test passwords are plain words: no quoting needed.
-  return password_.empty() ? std::string() : " -a " + password_ + " --no-auth-warning";
+std::string cluster_group::cli_args() const {
+  // Test passwords and paths are plain words: no quoting needed.
+  std::string a;
+  if (!password_.empty()) a += " -a " + password_ + " --no-auth-warning";
+  if (!ca_file_.empty()) a += " --tls --cacert " + ca_file_;
+  return a;
+}
+
+redis_options cluster_group::secured(redis_options o) const {
+  o.password = password_;
+  if (!ca_file_.empty()) {
+    o.tls.enabled = true;
+    o.tls.ca_file = ca_file_;
+  }
+  return o;
 }
 
 std::string cluster_group::node_id(std::size_t i) const { return cli(i, "CLUSTER MYID"); }

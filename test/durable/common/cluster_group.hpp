@@ -19,6 +19,8 @@
 
 namespace chronopool::durable::test {
 
+class tls_certificates;
+
 class cluster_group {
  public:
   /// Starts `masters` masters with `replicas_per_master` replicas each,
@@ -26,9 +28,13 @@ class cluster_group {
   /// cluster_state:ok (and every replica is in sync). Throws
   /// std::runtime_error, with the output or logs, when it does not come up.
   /// A non-empty `password` is every node's requirepass (and masterauth),
-  /// and goes into client_options() and node_options().
+  /// and goes into client_options() and node_options(). With `tls`, every
+  /// node speaks TLS only (its clients, its cluster bus, its replication),
+  /// with the server certificate of `tls`, which must outlive the group;
+  /// the options then turn TLS on with its CA.
   explicit cluster_group(const std::string& redis_server_executable, std::size_t masters = 3,
-                         std::size_t replicas_per_master = 0, std::string password = {});
+                         std::size_t replicas_per_master = 0, std::string password = {},
+                         const tls_certificates* tls = nullptr);
   /// Stops every node and removes the directory.
   ~cluster_group();
   cluster_group(const cluster_group&) = delete;
@@ -58,10 +64,12 @@ class cluster_group {
   bool running(std::size_t i) const { return nodes_.at(i)->running(); }
 
  private:
-  std::string auth_args() const;  // redis-cli's -a, when there is a password
+  std::string cli_args() const;  // redis-cli's -a and --tls, when needed
+  redis_options secured(redis_options o) const;
 
   std::filesystem::path dir_;
   std::string password_;
+  std::string ca_file_;  // empty: plain TCP
   std::vector<std::unique_ptr<redis_server>> nodes_;
 };
 
