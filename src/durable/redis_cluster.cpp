@@ -41,6 +41,10 @@ std::string join_address(std::string_view host, std::int64_t port) {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+bool serves_any(const std::vector<std::string>& owners) {
+  return std::any_of(owners.begin(), owners.end(), [](const std::string& a) { return !a.empty(); });
+}
+
 }  // namespace
 
 void check_cluster_options(const redis_options& o) {
@@ -169,7 +173,7 @@ void cluster_client::discover(std::size_t i, std::string failures) {
         next(ec2, ec2 ? ec2.message() : v.is_error() ? v.str : std::string("CLUSTER SLOTS answered no slot map"));
         return;
       }
-      if (std::all_of(owners.begin(), owners.end(), [](const std::string& a) { return a.empty(); })) {
+      if (!serves_any(owners)) {
         next({}, "no slot is served yet");
         return;
       }
@@ -394,7 +398,9 @@ void cluster_client::refresh() {
     if (gen != self->gen_) return;
     self->refreshing_ = false;
     std::vector<std::string> owners;
-    if (!ec && parse_cluster_slots(v, host, owners)) self->refreshed_ = std::move(owners);
+    // A node that serves no slot at all (it is being reset, or lost its
+    // view) is no better guide than the -MOVED replies: keep the map.
+    if (!ec && parse_cluster_slots(v, host, owners) && serves_any(owners)) self->refreshed_ = std::move(owners);
     self->release_if_quiet();
   });
 }
