@@ -67,6 +67,10 @@ class category : public boost::system::error_category {
         return "the payload is larger than scheduler_options::max_payload_bytes";
       case error::version_mismatch:
         return "Redis runs a chronopool function library, or holds namespace data, that this build cannot work with";
+      case error::too_many_redirects:
+        return "Redis Cluster redirected the command more often than cluster_options::max_redirects allows";
+      case error::cluster_down:
+        return "no Redis Cluster node gave a usable slot map, or no master serves the key's hash slot";
     }
     return "unknown chronopool.durable error";
   }
@@ -82,7 +86,9 @@ class text_category final : public category {
       case error::tls_failed:
         return category::message(ev) + " (OpenSSL: " + text_ + ")";
       case error::payload_too_large:
-        return category::message(ev) + " (" + text_ + ")";  // the sizes, worded by the scheduler
+      case error::cluster_down:
+        // The sizes, or the nodes tried and why they failed, worded by chronopool.
+        return category::message(ev) + " (" + text_ + ")";
       default:
         return category::message(ev) + " (Redis: " + text_ + ")";
     }

@@ -3,6 +3,7 @@
 #include <chronopool/durable/detail/redis_connection.hpp>
 #include <chronopool/durable/error.hpp>
 
+#include "redis_cluster.hpp"
 #include "redis_sentinel.hpp"
 #include "redis_tls.hpp"
 
@@ -160,6 +161,7 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
   impl(executor_type ex, redis_options opts)
       : ex_(std::move(ex)), options_(std::move(opts)), tls_context_(make_tls_context(options_)) {
     check_sentinel_options(options_);
+    check_cluster_options(options_);
     if (!options_.sentinel.sentinels.empty()) sentinel_ = std::make_shared<sentinel_locator>(ex_, options_);
   }
 
@@ -525,9 +527,15 @@ struct redis_connection::impl : std::enable_shared_from_this<impl> {
 };
 
 redis_connection::redis_connection(executor_type ex, redis_options options)
-    : impl_(std::make_shared<impl>(std::move(ex), std::move(options))) {}
+    : impl_(std::make_shared<impl>(std::move(ex), std::move(options))) {
+  if (!impl_->options_.cluster.seeds.empty()) cluster_ = std::make_shared<cluster_client>(impl_->ex_, impl_->options_);
+}
 
 redis_connection::~redis_connection() {
+  if (cluster_) {
+    cluster_->set_push_handler(nullptr);
+    cluster_->close(boost::asio::error::operation_aborted);
+  }
   // Operations still queued hold impl_ alive; they find conn_ gone and do
   // nothing. The push handler may refer to the owner being destroyed.
   impl_->push_.reset();
@@ -540,22 +548,44 @@ redis_connection::executor_type redis_connection::get_executor() const noexcept 
 const redis_options& redis_connection::options() const noexcept { return impl_->options_; }
 
 void redis_connection::set_push_handler(push_handler h) {
+  if (cluster_) {
+    cluster_->set_push_handler(std::move(h));
+    return;
+  }
   impl_->push_ = h ? std::make_shared<push_handler>(std::move(h)) : nullptr;
 }
 
+void redis_connection::set_node_setup(node_setup f) {
+  if (cluster_) cluster_->set_node_setup(std::move(f));
+}
+
 void redis_connection::close() {
+  if (cluster_) {
+    cluster_->close(boost::asio::error::operation_aborted);
+    return;
+  }
   // The sentinel connections too: a subscribed one would otherwise keep the
   // executor busy after its owner is done.
   if (impl_->sentinel_) impl_->sentinel_->close();
   impl_->teardown(boost::asio::error::operation_aborted);
 }
 
-bool redis_connection::is_open() const noexcept { return impl_->state_ == impl::state::open; }
+bool redis_connection::is_open() const noexcept {
+  return cluster_ ? cluster_->is_open() : impl_->state_ == impl::state::open;
+}
 
-void redis_connection::initiate_connect(connect_handler h) { impl_->connect(std::move(h)); }
+void redis_connection::initiate_connect(connect_handler h) {
+  if (cluster_)
+    cluster_->connect(std::move(h));
+  else
+    impl_->connect(std::move(h));
+}
 
 void redis_connection::initiate_execute(std::vector<std::string> args, reply_handler h) {
-  impl_->execute(std::move(args), std::move(h));
+  if (cluster_)
+    cluster_->execute(std::move(args), std::move(h));
+  else
+    impl_->execute(std::move(args), std::move(h));
 }
 
 }  // namespace chronopool::durable::detail

@@ -57,7 +57,18 @@ scheduler_impl::scheduler_impl(executor_type work, scheduler_options options)
       sub_(ctl_.get_executor(), options_.redis),
       link_timer_(ctl_),
       claim_timer_(ctl_),
-      jitter_(std::random_device{}()) {}
+      jitter_(std::random_device{}()) {
+  // Redis Cluster: functions live per node, so every master gets the
+  // library when its connection opens (and again if it answers "Function
+  // not found", e.g. a master that came with a failover or a resharding).
+  cmd_.set_node_setup([this](std::shared_ptr<redis_connection> node, std::function<void(error_code)> done) {
+    asio::co_spawn(
+        ctl_, [this, node]() -> asio::awaitable<error_code> { co_return co_await load_library(*node); },
+        [done = std::move(done)](std::exception_ptr e, error_code ec) {
+          done(e ? make_error_code(error::server_error) : ec);
+        });
+  });
+}
 
 scheduler_impl::~scheduler_impl() {
   // The owner calls stop(); this is the fallback that never waits for fires.
@@ -373,23 +384,28 @@ asio::awaitable<bool> scheduler_impl::open_link(redis_connection& link, std::vec
   co_return true;
 }
 
+asio::awaitable<error_code> scheduler_impl::load_library(redis_connection& link) {
+  // Loaded only when this code is not there already: FUNCTION LOAD needs
+  // memory and is refused at maxmemory, FUNCTION LIST is not, so a
+  // process started while Redis is full still comes up.
+  auto [ec, v] = co_await link.async_execute(list_functions_call(), tuple_awaitable);
+  // Over a lower revision of our library ours is loaded, a higher one is
+  // kept (same functions: the fleet runs the newest code any of it has,
+  // and builds never flip it back and forth).
+  library_state state = library_state::load;
+  if (!ec) ec = parse_library_state(v, state);
+  if (!ec && state == library_state::load && !closing_) {
+    auto [ec2, v2] = co_await link.async_execute(load_functions_call(), tuple_awaitable);
+    ec = ec2 ? ec2 : error_of(v2);
+  }
+  co_return ec;
+}
+
 asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff) {
   auto [ec] = co_await cmd_.async_connect(tuple_awaitable);
-  if (!ec && !closing_) {
-    // Loaded only when this code is not there already: FUNCTION LOAD needs
-    // memory and is refused at maxmemory, FUNCTION LIST is not, so a
-    // process started while Redis is full still comes up.
-    auto [ec2, v] = co_await cmd_.async_execute(list_functions_call(), tuple_awaitable);
-    // Over a lower revision of our library ours is loaded, a higher one is
-    // kept (same functions: the fleet runs the newest code any of it has,
-    // and builds never flip it back and forth).
-    library_state state = library_state::load;
-    ec = ec2 ? ec2 : parse_library_state(v, state);
-    if (!ec && state == library_state::load && !closing_) {
-      auto [ec3, v3] = co_await cmd_.async_execute(load_functions_call(), tuple_awaitable);
-      ec = ec3 ? ec3 : error_of(v3);
-    }
-  }
+  // A cluster connection has loaded the library on every master already
+  // (its node setup, set in the constructor).
+  if (!ec && !closing_ && !cmd_.is_cluster()) ec = co_await load_library(cmd_);
   if (closing_) co_return false;
   if (ec) {
     link_error_ = is_refusal(ec) ? ec : error_code{};

@@ -184,6 +184,9 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // sleeps the backoff. False when it is not usable (or the scheduler closes).
   boost::asio::awaitable<bool> open_link(redis_connection& link, std::vector<std::string> first,
                                          clock::duration& backoff);
+  // FUNCTION LIST on `link`, then FUNCTION LOAD unless this very code (or a
+  // newer revision) is loaded there already.
+  boost::asio::awaitable<boost::system::error_code> load_library(redis_connection& link);
   // The command link: connects, then loads the function library unless
   // this very code is loaded already. Records the outcome (link_error_).
   boost::asio::awaitable<bool> open_command_link(clock::duration& backoff);

@@ -38,6 +38,8 @@ enum class error {
   too_many_fires,      ///< a backfill range holds more occurrences than allowed (keeps Redis's text with the count)
   payload_too_large,   ///< the payload is larger than scheduler_options::max_payload_bytes (the message names both sizes)
   version_mismatch,    ///< Redis runs a function library or holds namespace data this build cannot work with (keeps the text saying which)
+  too_many_redirects,  ///< Redis Cluster: a command was redirected (MOVED, ASK) more than cluster_options::max_redirects times (keeps the last redirection)
+  cluster_down,        ///< Redis Cluster: no seed gave a usable slot map, or no master serves the key's hash slot
 };
 
 /// The category of error codes made from durable::error, named

@@ -61,6 +61,26 @@ struct sentinel_options {
   std::string password;
 };
 
+/// One node of a Redis Cluster to start discovery from.
+struct cluster_node {
+  std::string host;           ///< the node's host name or address
+  std::uint16_t port = 6379;  ///< the node's TCP port (not its cluster bus port)
+};
+
+/// Redis Cluster: the slot map is read (`CLUSTER SLOTS`) from the first seed
+/// that answers, one connection is kept per master, and each command goes
+/// to the master that serves the hash slot of its key (`-MOVED` and `-ASK`
+/// redirections are followed). Off while `seeds` is empty; then
+/// redis_options::host and port are used. Cannot be combined with Sentinel.
+/// TLS, username and password apply to every node.
+struct cluster_options {
+  /// Some nodes of the cluster, masters or replicas; non-empty turns Cluster on.
+  std::vector<cluster_node> seeds;
+  /// How often one command may be redirected (`-MOVED`, `-ASK`) before it
+  /// fails with error::too_many_redirects; at least 1.
+  unsigned max_redirects = 5;
+};
+
 /// Connection settings. The password is sent in AUTH and never logged or
 /// put into an error message.
 struct redis_options {
@@ -80,6 +100,8 @@ struct redis_options {
   tls_options tls;
   /// Sentinel; off by default. TLS settings apply to the sentinels too.
   sentinel_options sentinel;
+  /// Redis Cluster; off by default. Not together with sentinel.
+  cluster_options cluster;
 };
 
 }  // namespace chronopool::durable

@@ -7,6 +7,10 @@
 // ours. The connection is not thread-safe: every member is called on its
 // executor, which must not run two handlers at once (an io_context run by
 // one thread, or a strand).
+//
+// With redis_options::cluster on, the same interface fronts a Redis Cluster
+// client (src/durable/redis_cluster.hpp): one such connection per master,
+// each command routed by the hash slot of its key.
 #pragma once
 
 #include <chronopool/durable/detail/redis_value.hpp>
@@ -24,6 +28,8 @@
 
 namespace chronopool::durable::detail {
 
+class cluster_client;
+
 class redis_connection {
  public:
   using executor_type = boost::asio::any_io_executor;
@@ -33,9 +39,15 @@ class redis_connection {
   /// Receives pub/sub messages: arrays whose first element is "message" or
   /// "pmessage". Called on the connection's executor.
   using push_handler = std::function<void(redis_value)>;
+  /// Cluster: prepares one master's own connection (open, not yet used for
+  /// anything else), then calls `done` on the connection's executor; an
+  /// error closes the cluster connection with it.
+  using node_setup = std::function<void(std::shared_ptr<redis_connection> node,
+                                        std::function<void(boost::system::error_code)> done)>;
 
   /// Throws std::invalid_argument when options.tls names files that
-  /// cannot be used (see tls_options).
+  /// cannot be used (see tls_options), or the Sentinel or Cluster options
+  /// are inconsistent (see check_sentinel_options, check_cluster_options).
   redis_connection(executor_type ex, redis_options options);
   /// Closes the connection; outstanding requests complete with operation_aborted.
   ~redis_connection();
@@ -70,6 +82,14 @@ class redis_connection {
 
   void set_push_handler(push_handler h);
 
+  /// True when redis_options::cluster is on.
+  bool is_cluster() const noexcept { return cluster_ != nullptr; }
+  /// Cluster: `f` runs on every master's connection once it opens, before
+  /// any command is sent there, and again when that master answers
+  /// "ERR Function not found" (then the command is sent there once more).
+  /// Ignored without Cluster.
+  void set_node_setup(node_setup f);
+
   /// Closes the socket; outstanding requests complete with operation_aborted.
   void close();
   bool is_open() const noexcept;
@@ -80,6 +100,7 @@ class redis_connection {
 
   struct impl;
   std::shared_ptr<impl> impl_;
+  std::shared_ptr<cluster_client> cluster_;  // null: one server (maybe found through Sentinel)
 };
 
 }  // namespace chronopool::durable::detail
