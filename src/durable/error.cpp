@@ -67,6 +67,8 @@ class category : public boost::system::error_category {
         return "the payload is larger than scheduler_options::max_payload_bytes";
       case error::version_mismatch:
         return "Redis runs a chronopool function library, or holds namespace data, that this build cannot work with";
+      case error::partitions_mismatch:
+        return "the namespace is stored with another partition count than this scheduler's";
     }
     return "unknown chronopool.durable error";
   }
@@ -82,7 +84,8 @@ class text_category final : public category {
       case error::tls_failed:
         return category::message(ev) + " (OpenSSL: " + text_ + ")";
       case error::payload_too_large:
-        return category::message(ev) + " (" + text_ + ")";  // the sizes, worded by the scheduler
+      case error::partitions_mismatch:
+        return category::message(ev) + " (" + text_ + ")";  // sizes or counts, worded by chronopool
       default:
         return category::message(ev) + " (Redis: " + text_ + ")";
     }

@@ -38,6 +38,7 @@ enum class error {
   too_many_fires,      ///< a backfill range holds more occurrences than allowed (keeps Redis's text with the count)
   payload_too_large,   ///< the payload is larger than scheduler_options::max_payload_bytes (the message names both sizes)
   version_mismatch,    ///< Redis runs a function library or holds namespace data this build cannot work with (keeps the text saying which)
+  partitions_mismatch,  ///< the namespace is stored with another partition count than scheduler_options::partitions (the message names both)
 };
 
 /// The category of error codes made from durable::error, named
@@ -52,8 +53,8 @@ inline boost::system::error_code make_error_code(error e) noexcept {
 
 /// @p e as an error_code whose message() ends with @p server_text, the
 /// text of the error reply Redis gave (auth_failed, out_of_memory,
-/// version_mismatch), OpenSSL's text for tls_failed, or the sizes for
-/// payload_too_large. It
+/// version_mismatch), OpenSSL's text for tls_failed, the sizes for
+/// payload_too_large, or the partition counts for partitions_mismatch. It
 /// compares equal to make_error_code(e). Only replies Redis words itself
 /// are passed here (they never echo a password); the text is cut to 200
 /// bytes, and each distinct text is kept for the life of the program, at
