@@ -71,6 +71,8 @@ class category : public boost::system::error_category {
         return "Redis Cluster redirected the command more often than cluster_options::max_redirects allows";
       case error::cluster_down:
         return "no Redis Cluster node gave a usable slot map, or no master serves the key's hash slot";
+      case error::partitions_mismatch:
+        return "the namespace is stored with another partition count than this scheduler's";
     }
     return "unknown chronopool.durable error";
   }
@@ -87,7 +89,9 @@ class text_category final : public category {
         return category::message(ev) + " (OpenSSL: " + text_ + ")";
       case error::payload_too_large:
       case error::cluster_down:
-        // The sizes, or the nodes tried and why they failed, worded by chronopool.
+      case error::partitions_mismatch:
+        // The sizes, the partition counts, or the nodes tried and why they
+        // failed, worded by chronopool.
         return category::message(ev) + " (" + text_ + ")";
       default:
         return category::message(ev) + " (Redis: " + text_ + ")";

@@ -77,9 +77,6 @@ const boost::system::error_code protocol_error = make_error_code(error::protocol
 
 }  // namespace
 
-key_space::key_space(std::string_view name_space)
-    : prefix_("cp:{" + std::string(name_space) + "}:") {}
-
 std::vector<std::string> load_functions_call() {
   return {"FUNCTION", "LOAD", "REPLACE", functions_source};
 }
@@ -296,6 +293,10 @@ std::vector<std::string> backfill_call(const key_space& ks, std::string_view id,
 
 std::vector<std::string> time_call(const key_space& ks) { return fcall(ks, "cp_time_v5", {}); }
 
+std::vector<std::string> partitions_call(const key_space& meta, std::uint32_t partitions) {
+  return fcall(meta, "cp_partitions_v5", {num(static_cast<std::uint64_t>(partitions))});
+}
+
 boost::system::error_code error_of(const redis_value& v) {
   if (!v.is_error()) return {};
   if (starts_with(v.str, "STALE")) return make_error_code(error::stale_lease);
@@ -303,6 +304,7 @@ boost::system::error_code error_of(const redis_value& v) {
   if (starts_with(v.str, "DATA_LOST")) return make_error_code(error::data_lost);
   // The library's own wording, naming the libraries (no secrets).
   if (starts_with(v.str, "VERSION")) return make_error_code(error::version_mismatch, v.str.substr(8));
+  if (starts_with(v.str, "PARTITIONS")) return make_error_code(error::partitions_mismatch, v.str.substr(11));
   if (starts_with(v.str, "NOTFOUND")) return make_error_code(error::no_such_schedule);
   if (starts_with(v.str, "NOTPERIODIC")) return make_error_code(error::not_periodic);
   // The library's own wording with the range's count (no secrets).

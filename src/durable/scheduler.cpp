@@ -76,6 +76,9 @@ void check_failure_policy(const failure_policy& f, const char* where) {
 
 scheduler::scheduler(executor_type work, scheduler_options options) {
   check_name_space(options.name_space);
+  if (options.partitions < 1 || options.partitions > max_partitions)
+    throw std::invalid_argument("chronopool::durable::scheduler: scheduler_options.partitions must be 1 to " +
+                                std::to_string(max_partitions) + ", got " + std::to_string(options.partitions));
   if (options.lease < std::chrono::milliseconds(3))
     throw std::invalid_argument("chronopool::durable::scheduler: lease must be at least 3 ms");
   if (options.claim_batch == 0 || options.max_in_flight == 0)

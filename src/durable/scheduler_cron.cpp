@@ -122,13 +122,16 @@ void scheduler_impl::put_cron(put_request r, put_handler h) {
 }
 
 asio::awaitable<void> scheduler_impl::put_cron_op(put_request r, put_handler h, asio::any_completion_executor work) {
-  auto [ec, v] = co_await exec(time_call(keys_));
+  // The clock of the Redis that keeps the schedule (in a cluster, its
+  // partition's master).
+  const key_space& ks = keys_.of(r.id);
+  auto [ec, v] = co_await exec(time_call(ks));
   std::int64_t now_ms = 0;
   if (!ec) ec = parse_integer(v, now_ms);
   std::int64_t due_ms = 0;
   if (!ec && !place_cron(r, now_ms)) ec = make_error_code(error::protocol_error);
   if (!ec) {
-    auto [ec2, v2] = co_await exec(put_call(keys_, r));
+    auto [ec2, v2] = co_await exec(put_call(ks, r));
     ec = ec2 ? ec2 : parse_put(v2, due_ms);
   }
   complete(std::move(h), std::move(work), ec, ec ? std::chrono::system_clock::time_point{} : to_time_point(due_ms));
@@ -154,10 +157,34 @@ asio::awaitable<void> scheduler_impl::upsert_op(std::vector<put_request> request
                                                 std::vector<upsert_result> results, upsert_handler h,
                                                 asio::any_completion_executor work) {
   error_code ec;
+  // Each call writes one partition: the requests grouped by partition, in
+  // their order within each (results[sent[k]] still names each one's spec).
+  std::vector<std::uint32_t> part(requests.size());
+  if (keys_.size() > 1) {
+    std::vector<std::size_t> order(requests.size());
+    for (std::size_t k = 0; k < requests.size(); ++k) {
+      order[k] = k;
+      part[k] = keys_.index_of(requests[k].id);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return part[a] < part[b]; });
+    std::vector<put_request> by_partition;
+    std::vector<std::size_t> sent_by_partition;
+    by_partition.reserve(requests.size());
+    sent_by_partition.reserve(requests.size());
+    for (const std::size_t k : order) {
+      by_partition.push_back(std::move(requests[k]));
+      sent_by_partition.push_back(sent[k]);
+    }
+    requests = std::move(by_partition);
+    sent = std::move(sent_by_partition);
+    std::stable_sort(part.begin(), part.end());
+  }
   // Cron schedules start at their first instant after Redis's TIME: one
-  // read for the whole request.
-  if (std::any_of(requests.begin(), requests.end(), [](const put_request& r) { return r.kind == schedule_kind::cron; })) {
-    auto [ec1, v] = co_await exec(time_call(keys_));
+  // read for the whole request (of the first cron schedule's partition).
+  const auto cron = std::find_if(requests.begin(), requests.end(),
+                                 [](const put_request& r) { return r.kind == schedule_kind::cron; });
+  if (cron != requests.end()) {
+    auto [ec1, v] = co_await exec(time_call(keys_.of(cron->id)));
     std::int64_t now_ms = 0;
     ec = ec1 ? ec1 : parse_integer(v, now_ms);
     for (std::size_t k = 0; !ec && k < requests.size(); ++k)
@@ -180,7 +207,7 @@ asio::awaitable<void> scheduler_impl::upsert_op(std::vector<put_request> request
   };
   constexpr std::size_t upsert_window = 4;
   std::vector<batch_reply> replies;
-  replies.reserve(requests.size() / put_many_batch + 1);
+  replies.reserve(requests.size() / put_many_batch + keys_.size());  // a batch ends at each partition too
   auto window = std::make_shared<window_state>(ctl_);
   std::size_t next = 0;  // the first request not sent yet
   bool failed = static_cast<bool>(ec);
@@ -189,6 +216,12 @@ asio::awaitable<void> scheduler_impl::upsert_op(std::vector<put_request> request
       batch_reply& out = replies.emplace_back();  // reserved: no reallocation, so `out` stays put
       out.first = next;
       out.last = std::min(requests.size(), next + put_many_batch);
+      for (std::size_t k = next + 1; k < out.last; ++k) {
+        if (part[k] != part[next]) {
+          out.last = k;
+          break;
+        }
+      }
       next = out.last;
       ++window->in_flight;
       spawn([](scheduler_impl* self, std::shared_ptr<window_state> w, std::vector<std::string> call,
@@ -199,7 +232,7 @@ asio::awaitable<void> scheduler_impl::upsert_op(std::vector<put_request> request
           reply->ec = make_error_code(error::protocol_error);
         --w->in_flight;
         w->wake.cancel();  // its waiter is this coroutine's parent, suspended below
-      }(this, window, put_many_call(keys_, requests, out.first, out.last), &out));
+      }(this, window, put_many_call(keys_.partition(part[out.first]), requests, out.first, out.last), &out));
     }
     if (window->in_flight == 0) break;
     window->wake.expires_at(clock::time_point::max());
@@ -251,7 +284,8 @@ asio::awaitable<void> scheduler_impl::backfill_op(std::string id, std::int64_t f
   // call brings the instants computed here.
   backfill_result result;
   cron_backfill_ask ask;
-  auto [ec, v] = co_await exec(backfill_call(keys_, id, from_ms, to_ms));
+  const key_space& ks = keys_.of(id);
+  auto [ec, v] = co_await exec(backfill_call(ks, id, from_ms, to_ms));
   if (!ec) ec = parse_backfill(v, result, &ask);
   if (!ec && ask.asked) {
     std::vector<std::int64_t> instants;
@@ -265,7 +299,7 @@ asio::awaitable<void> scheduler_impl::backfill_op(std::string id, std::int64_t f
                                                       std::to_string(to_ms) + " ms has more than " +
                                                       std::to_string(max_backfill) + " occurrences");
     } else if (!ec && !instants.empty()) {
-      auto [ec2, v2] = co_await exec(backfill_call(keys_, id, from_ms, to_ms, max_backfill, instants));
+      auto [ec2, v2] = co_await exec(backfill_call(ks, id, from_ms, to_ms, max_backfill, instants));
       ask = {};
       ec = ec2 ? ec2 : parse_backfill(v2, result, &ask);
       if (!ec && ask.asked) ec = make_error_code(error::protocol_error);

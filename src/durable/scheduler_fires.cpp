@@ -55,7 +55,7 @@ void scheduler_impl::dispatch(claimed_fire f, clock::time_point sent) {
     if (auto it = handlers_.find(st->fire.task); it != handlers_.end()) h = it->second;
     ++running_count_;
   }
-  running_[st->fire.token] = st;
+  running_[key_of(st->fire)] = st;
   if (!claiming_) {
     // Claimed while stop() began: never started, so given back at once.
     st->take(running_fire::given_back);
@@ -139,24 +139,28 @@ void scheduler_impl::handler_timed_out(const std::shared_ptr<running_fire>& st, 
   spawn(finish_fire(st, false, fmt::format("timed out after {} ms", ms)));
 }
 
-void scheduler_impl::saw_epoch(const std::string& epoch) {
-  if (epoch == epoch_) return;
-  const bool report = !epoch_.empty() && !epoch_lost_;
+// Each partition has its epoch: a loss is reported per partition that lost
+// its data (Redis loses them together, or one master of a cluster its own).
+void scheduler_impl::saw_epoch(std::uint32_t partition, const std::string& epoch) {
+  partition_state& p = parts_[partition];
+  if (epoch == p.epoch) return;
+  const bool report = !p.epoch.empty() && !p.epoch_lost;
   if (report) {
     ++counters_.data_lost;
-    log_data_lost(options_, epoch_, epoch);
+    log_data_lost(options_, p.epoch, epoch);
   }
-  epoch_ = epoch;
-  epoch_lost_ = false;
+  p.epoch = epoch;
+  p.epoch_lost = false;
 }
 
-void scheduler_impl::fire_data_lost(const std::string& fire_epoch) {
+void scheduler_impl::fire_data_lost(const claimed_fire& f) {
   // Reported already: by a claim that saw the new epoch (ours differs from
   // the fire's then), or by another fire's rejected ack.
-  if (epoch_lost_ || fire_epoch != epoch_) return;
+  partition_state& p = parts_[f.partition];
+  if (p.epoch_lost || f.epoch != p.epoch) return;
   ++counters_.data_lost;
-  log_data_lost(options_, epoch_, {});
-  epoch_lost_ = true;
+  log_data_lost(options_, p.epoch, {});
+  p.epoch_lost = true;
 }
 
 void scheduler_impl::lease_lost(running_fire& st) {
@@ -183,9 +187,10 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
     // Built before co_await: g++ 12 destroys a ?: temporary twice across a suspension.
     std::vector<std::string> call;
     if (ok)
-      call = ack_call(keys_, st->fire.id, st->fire.token, st->fire.epoch, p);
+      call = ack_call(keys_.partition(st->fire.partition), st->fire.id, st->fire.token, st->fire.epoch, p);
     else
-      call = nack_call(keys_, st->fire.id, st->fire.token, draw, error_text, st->fire.epoch, p);
+      call = nack_call(keys_.partition(st->fire.partition), st->fire.id, st->fire.token, draw, error_text,
+                       st->fire.epoch, p);
     auto [ec, v] = co_await exec(std::move(call));
     if (!ec) {
       if (ok) {
@@ -209,7 +214,7 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
         lease_lost(*st);  // superseded before the ack: really lost
       } else if (ec == error::data_lost) {
         // Claimed before the data was lost: nothing to acknowledge it against.
-        fire_data_lost(st->fire.epoch);
+        fire_data_lost(st->fire);
         lease_lost(*st);
       }
       break;  // Redis answered: nothing to retry
@@ -224,18 +229,19 @@ asio::awaitable<void> scheduler_impl::finish_fire(std::shared_ptr<running_fire> 
 asio::awaitable<void> scheduler_impl::give_back(std::shared_ptr<running_fire> st) {
   if (st->finishing) co_return;
   st->finishing = true;  // no more extensions, no timeout
-  auto [ec, v] = co_await exec(release_call(keys_, st->fire.id, st->fire.token, st->fire.epoch));
+  auto [ec, v] =
+      co_await exec(release_call(keys_.partition(st->fire.partition), st->fire.id, st->fire.token, st->fire.epoch));
   std::int64_t n = 0;
   if (!ec) ec = parse_integer(v, n);
   if (!ec && n == 1) ++counters_.given_back;
-  if (ec == error::data_lost) fire_data_lost(st->fire.epoch);
+  if (ec == error::data_lost) fire_data_lost(st->fire);
   // Otherwise its lease runs out and the fire runs elsewhere then.
   fire_done(st);
 }
 
 void scheduler_impl::fire_done(std::shared_ptr<running_fire> st) {
   if (st->timeout) st->timeout->cancel();
-  running_.erase(st->fire.token);
+  running_.erase(key_of(st->fire));
   {
     std::lock_guard lk(mutex_);
     --running_count_;

@@ -49,7 +49,7 @@ std::string default_owner() {
 scheduler_impl::scheduler_impl(executor_type work, scheduler_options options)
     : work_(std::move(work)),
       options_(std::move(options)),
-      keys_(options_.name_space),
+      keys_(options_.name_space, options_.partitions),
       owner_(options_.owner.empty() ? default_owner() : options_.owner),
       ctl_(1),
       ctl_work_(ctl_.get_executor()),
@@ -57,6 +57,7 @@ scheduler_impl::scheduler_impl(executor_type work, scheduler_options options)
       sub_(ctl_.get_executor(), options_.redis),
       link_timer_(ctl_),
       claim_timer_(ctl_),
+      parts_(keys_.size()),
       jitter_(std::random_device{}()) {
   // Redis Cluster: functions live per node, so every master gets the
   // library when its connection opens (and again if it answers "Function
@@ -142,7 +143,7 @@ void scheduler_impl::stop() {
     asio::post(ctl_, [this, &asked] {
       claiming_ = false;
       wake_claims();
-      for (auto& [token, st] : running_) {
+      for (auto& [key, st] : running_) {
         // Not started yet: given back now, for another process to run at
         // once, and never started here. A claim still in flight gives its
         // fires back as they come (dispatch).
@@ -170,7 +171,7 @@ void scheduler_impl::close_links() {
   for (auto* t : sleepers_) t->cancel();
   // A handler still running (hung past stop_timeout) keeps its fire here:
   // its timeout's wait must end too, or the control thread never finishes.
-  for (auto& [token, st] : running_)
+  for (auto& [key, st] : running_)
     if (st->timeout) st->timeout->cancel();
   cmd_.close();
   sub_.close();
@@ -243,7 +244,7 @@ void scheduler_impl::put(put_request r, put_handler h) {
     return;
   }
   r.failure = r.options.failure.value_or(options_.failure);
-  request(put_call(keys_, r), std::move(h), std::chrono::system_clock::time_point{},
+  request(put_call(keys_.of(r.id), r), std::move(h), std::chrono::system_clock::time_point{},
           [](const redis_value& v, std::chrono::system_clock::time_point& due) {
             std::int64_t ms = 0;
             auto ec = parse_put(v, ms);
@@ -253,7 +254,7 @@ void scheduler_impl::put(put_request r, put_handler h) {
 }
 
 void scheduler_impl::cancel(std::string id, cancel_handler h) {
-  request(cancel_call(keys_, id), std::move(h), false, [](const redis_value& v, bool& existed) {
+  request(cancel_call(keys_.of(id), id), std::move(h), false, [](const redis_value& v, bool& existed) {
     std::int64_t n = 0;
     auto ec = parse_integer(v, n);
     existed = n == 1;
@@ -261,18 +262,14 @@ void scheduler_impl::cancel(std::string id, cancel_handler h) {
   });
 }
 
-void scheduler_impl::list_dead(std::size_t limit, list_dead_handler h) {
-  request(dead_list_call(keys_, limit), std::move(h), std::vector<dead_letter>{},
-          [](const redis_value& v, std::vector<dead_letter>& out) { return parse_dead_list(v, out); });
-}
-
 void scheduler_impl::redrive(std::string fire_id, redrive_handler h) {
-  request(dead_redrive_call(keys_, fire_id), std::move(h), std::string{},
+  // A fire id names its schedule's partition (key_space.hpp: partition_of).
+  request(dead_redrive_call(keys_.of(fire_id), fire_id), std::move(h), std::string{},
           [](const redis_value& v, std::string& id) { return parse_text(v, id); });
 }
 
 void scheduler_impl::delete_dead(std::string fire_id, cancel_handler h) {
-  request(dead_delete_call(keys_, fire_id), std::move(h), false, [](const redis_value& v, bool& existed) {
+  request(dead_delete_call(keys_.of(fire_id), fire_id), std::move(h), false, [](const redis_value& v, bool& existed) {
     std::int64_t n = 0;
     auto ec = parse_integer(v, n);
     existed = n == 1;
@@ -280,20 +277,17 @@ void scheduler_impl::delete_dead(std::string fire_id, cancel_handler h) {
   });
 }
 
-// Management (issue 43, item 4): each one function call, see manage.lua.
-
-void scheduler_impl::list_schedules(schedule_query q, list_handler h) {
-  request(list_call(keys_, q.prefix, q.after, q.limit), std::move(h), schedule_page{},
-          [](const redis_value& v, schedule_page& out) { return parse_list(v, out); });
-}
+// Management (issue 43, item 4): each one function call on the schedule's
+// partition, see manage.lua; listings call every partition
+// (scheduler_partitions.cpp).
 
 void scheduler_impl::inspect(std::string id, inspect_handler h) {
-  request(inspect_call(keys_, id), std::move(h), schedule_details{},
+  request(inspect_call(keys_.of(id), id), std::move(h), schedule_details{},
           [](const redis_value& v, schedule_details& out) { return parse_inspect(v, out); });
 }
 
 void scheduler_impl::pause(std::string id, bool paused, cancel_handler h) {
-  request(paused ? pause_call(keys_, id) : resume_call(keys_, id), std::move(h), false,
+  request(paused ? pause_call(keys_.of(id), id) : resume_call(keys_.of(id), id), std::move(h), false,
           [](const redis_value& v, bool& changed) {
             std::int64_t n = 0;
             auto ec = parse_integer(v, n);
@@ -303,12 +297,12 @@ void scheduler_impl::pause(std::string id, bool paused, cancel_handler h) {
 }
 
 void scheduler_impl::trigger_now(std::string id, trigger_handler h) {
-  request(trigger_call(keys_, id), std::move(h), triggered_fire{},
+  request(trigger_call(keys_.of(id), id), std::move(h), triggered_fire{},
           [id](const redis_value& v, triggered_fire& out) { return parse_trigger(v, id, out); });
 }
 
 void scheduler_impl::server_time(put_handler h) {
-  request(time_call(keys_), std::move(h), std::chrono::system_clock::time_point{},
+  request(time_call(keys_.partition(0)), std::move(h), std::chrono::system_clock::time_point{},
           [](const redis_value& v, std::chrono::system_clock::time_point& t) {
             std::int64_t ms = 0;
             auto ec = parse_integer(v, ms);
@@ -406,6 +400,8 @@ asio::awaitable<bool> scheduler_impl::open_command_link(clock::duration& backoff
   // A cluster connection has loaded the library on every master already
   // (its node setup, set in the constructor).
   if (!ec && !closing_ && !cmd_.is_cluster()) ec = co_await load_library(cmd_);
+  // Nothing is touched before the namespace's partition count is ours.
+  if (!ec && !closing_) ec = co_await check_partitions();
   if (closing_) co_return false;
   if (ec) {
     link_error_ = is_refusal(ec) ? ec : error_code{};
@@ -441,7 +437,7 @@ asio::awaitable<void> scheduler_impl::command_link_loop() {
       functions_loaded_ = true;
       if (ever_connected_) ++counters_.reconnects;
       ever_connected_ = true;
-      wake_claims();
+      wake_all_partitions();
     }
     link_timer_.expires_after(milliseconds(200));
     co_await link_timer_.async_wait(tuple_awaitable);
@@ -451,12 +447,13 @@ asio::awaitable<void> scheduler_impl::command_link_loop() {
 asio::awaitable<void> scheduler_impl::wake_link_loop() {
   clock::duration backoff = options_.reconnect_min;
   // Every message names a new earliest time; claiming once more finds it.
-  sub_.set_push_handler([this](redis_value) { wake_claims(); });
+  // One channel for the whole namespace: every partition publishes there.
+  sub_.set_push_handler([this](redis_value v) { wake_partitions(v); });
   while (!closing_ && claiming_) {
     if (!sub_.is_open()) {
-      std::vector<std::string> subscribe{"SUBSCRIBE", keys_.wake_channel()};
+      std::vector<std::string> subscribe{"SUBSCRIBE", keys_.meta().wake_channel()};
       if (!co_await open_link(sub_, std::move(subscribe), backoff)) continue;
-      wake_claims();  // messages published while unsubscribed are lost
+      wake_all_partitions();  // messages published while unsubscribed are lost
     }
     co_await sleep_for(milliseconds(200));
   }
@@ -471,20 +468,32 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
       co_await wait_for_wake(clock::time_point::max());
       continue;
     }
-    const std::size_t n = std::min(options_.claim_batch, options_.max_in_flight - running_.size());
     wake_pending_ = false;
+    // One partition per claim, in rotation among those with something that
+    // may be due; none: sleep until the earliest may, or a wake-up.
+    const std::optional<std::uint32_t> ready = ready_partition(clock::now());
+    if (!ready) {
+      co_await wait_for_wake(earliest_claim());
+      continue;
+    }
+    const std::uint32_t k = *ready;
+    parts_[k].woken = false;  // a wake-up from now on claims it again
+    const std::size_t n = std::min(options_.claim_batch, options_.max_in_flight - running_.size());
     const auto sent = clock::now();
     {
       // stop() waits for this claim too, so what it brings is given back.
       std::lock_guard lk(mutex_);
       ++running_count_;
     }
-    auto [ec, v] = co_await exec(claim_call(keys_, owner_, lease_ms, n, options_.max_claim_reply_bytes));
+    auto [ec, v] = co_await exec(claim_call(keys_.partition(k), owner_, lease_ms, n, options_.max_claim_reply_bytes));
     claim_result r;
     if (!ec) ec = parse_claim(v, r);
     if (!ec && !closing_) {
-      saw_epoch(r.epoch);
-      for (auto& f : r.fires) dispatch(std::move(f), sent);  // given back if stop() began
+      saw_epoch(k, r.epoch);
+      for (auto& f : r.fires) {
+        f.partition = k;
+        dispatch(std::move(f), sent);  // given back if stop() began
+      }
     }
     {
       std::lock_guard lk(mutex_);
@@ -503,11 +512,15 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
       cmd_log_.opened(options_);
     }
     if (ec) {
+      // The partition stays ready: claimed again after the backoff.
       co_await sleep_for(next_backoff(backoff));
       continue;
     }
     backoff = options_.reconnect_min;
-    if (r.fires.size() == n) continue;  // there may be more due
+    if (r.fires.size() == n) {
+      parts_[k].next_claim = clock::time_point::min();  // there may be more due
+      continue;
+    }
     clock::duration wait = options_.max_poll;
     if (r.next_event_ms >= 0) {
       // Redis's clock decides what is due; ours only measures the interval.
@@ -517,7 +530,7 @@ asio::awaitable<void> scheduler_impl::claim_loop() {
       const auto until_ms = std::clamp<std::int64_t>(r.next_event_ms - r.server_now_ms, 1, std::max<std::int64_t>(poll_ms, 1));
       wait = std::min<clock::duration>(wait, milliseconds(until_ms));
     }
-    co_await wait_for_wake(clock::now() + wait);
+    parts_[k].next_claim = clock::now() + wait;
   }
 }
 
@@ -527,16 +540,17 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
   while (!closing_) {
     co_await sleep_for(every);
     std::vector<std::shared_ptr<running_fire>> due;
-    for (auto& [token, st] : running_)
+    for (auto& [key, st] : running_)
       if (!st->lost) due.push_back(st);
     for (auto& st : due) {
       if (closing_) co_return;
       // Finished, or its ack is on its way: an extension sent now would
       // follow the ack down the pipeline and be answered "stale" for a fire
       // that was not lost but done.
-      if (!running_.contains(st->fire.token) || st->finishing) continue;
+      if (!running_.contains(key_of(st->fire)) || st->finishing) continue;
       const auto sent = clock::now();
-      auto [ec, v] = co_await exec(extend_call(keys_, st->fire.id, st->fire.token, lease_ms, st->fire.epoch));
+      auto [ec, v] = co_await exec(
+          extend_call(keys_.partition(st->fire.partition), st->fire.id, st->fire.token, lease_ms, st->fire.epoch));
       std::int64_t expiry = 0;
       if (!ec) ec = parse_integer(v, expiry);
       if (!ec) {
@@ -549,7 +563,7 @@ asio::awaitable<void> scheduler_impl::lease_loop() {
       // while no ack was on its way: the fire may now run elsewhere, so ask
       // ours to stop. A fire whose ack left meanwhile is judged by the ack.
       // Data lost: the lease went with the data (fire_data_lost reports it).
-      if (ec == error::data_lost) fire_data_lost(st->fire.epoch);
+      if (ec == error::data_lost) fire_data_lost(st->fire);
       if (ec == error::stale_lease || ec == error::data_lost ||
           (clock::now() >= st->local_expiry && !st->finishing))
         lease_lost(*st);

@@ -42,6 +42,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -167,6 +168,22 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
     // still running when the scheduler closes).
     std::unique_ptr<boost::asio::steady_timer> timeout;
   };
+  // running_'s key: tokens are unique per partition only (library.lua, "Tokens").
+  using fire_key = std::pair<std::uint32_t, std::uint64_t>;
+  static fire_key key_of(const claimed_fire& f) noexcept { return {f.partition, f.token}; }
+
+  // ctl: what the claim loop knows of one partition of the namespace.
+  struct partition_state {
+    // Claim from it again no later than this: from its last claim's reply
+    // (its next event, at most max_poll away); min(): at once.
+    clock::time_point next_claim = clock::time_point::min();
+    bool woken = false;  // a wake-up named it after its last claim began
+    // Its epoch as this process last saw it (empty: none yet), and whether a
+    // fire's rejected ack reported its loss before any claim saw the new one
+    // (which is then adopted without a second report).
+    std::string epoch;
+    bool epoch_lost = false;
+  };
 
   struct counters {
     std::atomic<std::uint64_t> claimed{0}, acked{0}, stale_acks{0}, released{0}, extended{0},
@@ -214,6 +231,25 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // The claim loop's sleep; wake_claims() ends it early.
   boost::asio::awaitable<void> wait_for_wake(clock::time_point until);
   void wake_claims();
+
+  // scheduler_partitions.cpp: the namespace's partitions.
+  // The partition count stored in Redis against ours (run on the command
+  // link as it opens): partitions_mismatch, naming both, when they differ.
+  boost::asio::awaitable<boost::system::error_code> check_partitions();
+  // A message on the wake channel: the partition it names (all of them when
+  // it names none) is claimed from again.
+  void wake_partitions(const redis_value& message);
+  // Every partition is claimed from again (the wake channel was down).
+  void wake_all_partitions();
+  // The next partition to claim from, in rotation from the last one
+  // claimed, so none is starved: one woken or whose next_claim has come.
+  std::optional<std::uint32_t> ready_partition(clock::time_point now);
+  // When the earliest partition's next_claim comes.
+  clock::time_point earliest_claim() const;
+  // Listings merged across the partitions.
+  boost::asio::awaitable<void> list_op(schedule_query q, list_handler h, boost::asio::any_completion_executor work);
+  boost::asio::awaitable<void> list_dead_op(std::size_t limit, list_dead_handler h,
+                                            boost::asio::any_completion_executor work);
   clock::duration next_backoff(clock::duration& current);
 
   // scheduler_cron.cpp: a cron fire's plan for its ack or nack: the next
@@ -236,12 +272,12 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   void arm_timeout(const std::shared_ptr<running_fire>& st, clock::duration timeout);
   // The handler ran past its timeout: asked to stop, its fire given back.
   void handler_timed_out(const std::shared_ptr<running_fire>& st, clock::duration timeout);
-  // A claim found the namespace's epoch `epoch`: a change from the one seen
-  // before is a data loss, reported (counted, logged) and adopted.
-  void saw_epoch(const std::string& epoch);
-  // Redis answered data_lost to the ack, nack or extension of a fire claimed
-  // in `fire_epoch`: reported unless a claim reported this loss already.
-  void fire_data_lost(const std::string& fire_epoch);
+  // A claim found partition `partition`'s epoch `epoch`: a change from the
+  // one seen before is a data loss, reported (counted, logged) and adopted.
+  void saw_epoch(std::uint32_t partition, const std::string& epoch);
+  // Redis answered data_lost to the ack, nack or extension of fire `f`:
+  // reported unless a claim reported this loss of its partition already.
+  void fire_data_lost(const claimed_fire& f);
   // Marks the fire's lease lost: counts it once and asks its handler to stop.
   void lease_lost(running_fire& st);
   void fire_done(std::shared_ptr<running_fire> st);
@@ -253,7 +289,7 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // Immutable after construction.
   executor_type work_;
   scheduler_options options_;
-  key_space keys_;
+  namespace_layout keys_;
   std::string owner_;
 
   boost::asio::io_context ctl_;
@@ -268,7 +304,9 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   boost::asio::steady_timer link_timer_;
   boost::asio::steady_timer claim_timer_;
   std::unordered_set<boost::asio::steady_timer*> sleepers_;
-  std::map<std::uint64_t, std::shared_ptr<running_fire>> running_;  // by token
+  std::map<fire_key, std::shared_ptr<running_fire>> running_;
+  std::vector<partition_state> parts_;  // one per partition
+  std::uint32_t next_partition_ = 0;    // where ready_partition's rotation starts
   bool claiming_ = false;
   bool wake_pending_ = false;
   bool ever_connected_ = false;
@@ -278,11 +316,6 @@ class scheduler_impl : public std::enable_shared_from_this<scheduler_impl> {
   // once instead of waiting for a link that will not come by waiting.
   boost::system::error_code link_error_;
   std::minstd_rand jitter_;
-  // The namespace's epoch as this process last saw it (empty: none yet), and
-  // whether a fire's rejected ack reported its loss before any claim saw the
-  // new one (which is then adopted without a second report).
-  std::string epoch_;
-  bool epoch_lost_ = false;
 
   // Shared between threads.
   std::atomic<bool> closing_{false};   // links are being closed: no new Redis work

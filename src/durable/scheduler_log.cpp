@@ -16,7 +16,7 @@ namespace chronopool::durable::detail {
 
 bool is_refusal(const boost::system::error_code& ec) noexcept {
   return ec == error::auth_failed || ec == error::out_of_memory || ec == error::tls_failed ||
-         ec == error::version_mismatch;
+         ec == error::version_mismatch || ec == error::partitions_mismatch;
 }
 
 void link_log::failed(const scheduler_options& o, const boost::system::error_code& ec) {
@@ -31,6 +31,7 @@ void link_log::failed(const scheduler_options& o, const boost::system::error_cod
                       : ec == error::out_of_memory ? "out_of_memory"
                       : ec == error::tls_failed    ? "tls_failed"
                       : ec == error::version_mismatch ? "version_mismatch"
+                      : ec == error::partitions_mismatch ? "partitions_mismatch"
                                                    : "connection_failed",
                       message, nullptr, fields});
 }

@@ -40,6 +40,7 @@ enum class error {
   version_mismatch,    ///< Redis runs a function library or holds namespace data this build cannot work with (keeps the text saying which)
   too_many_redirects,  ///< Redis Cluster: a command was redirected (MOVED, ASK) more than cluster_options::max_redirects times (keeps the last redirection)
   cluster_down,        ///< Redis Cluster: no seed gave a usable slot map, or no master serves the key's hash slot
+  partitions_mismatch,  ///< the namespace is stored with another partition count than scheduler_options::partitions (the message names both)
 };
 
 /// The category of error codes made from durable::error, named
@@ -54,8 +55,8 @@ inline boost::system::error_code make_error_code(error e) noexcept {
 
 /// @p e as an error_code whose message() ends with @p server_text, the
 /// text of the error reply Redis gave (auth_failed, out_of_memory,
-/// version_mismatch), OpenSSL's text for tls_failed, or the sizes for
-/// payload_too_large. It
+/// version_mismatch), OpenSSL's text for tls_failed, the sizes for
+/// payload_too_large, or the partition counts for partitions_mismatch. It
 /// compares equal to make_error_code(e). Only replies Redis words itself
 /// are passed here (they never echo a password); the text is cut to 200
 /// bytes, and each distinct text is kept for the life of the program, at

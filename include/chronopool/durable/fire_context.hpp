@@ -24,7 +24,9 @@ struct fire_context {
   std::string fire_id;
   /// The occurrence's nominal time on the Redis server's clock.
   std::chrono::system_clock::time_point due;
-  /// Fencing token: increases with every claim in the namespace.
+  /// Fencing token: increases with every claim in the namespace's partition,
+  /// so with every claim of this schedule (fires of two partitions may
+  /// share a token: see scheduler_options::partitions).
   std::uint64_t token = 0;
   /// 1 for the first claim of this occurrence, 2 after one lost lease or retry, ...
   std::uint32_t attempt = 0;

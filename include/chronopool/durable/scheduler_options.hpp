@@ -92,6 +92,9 @@ struct schedule_options {
   std::uint32_t history_length = 10;
 };
 
+/// The most partitions a namespace may have (scheduler_options::partitions).
+inline constexpr std::uint32_t max_partitions = 1024;
+
 /// Settings of one scheduler (one process's view of a namespace).
 struct scheduler_options {
   /// Where the Redis server is and how to log in.
@@ -101,6 +104,18 @@ struct scheduler_options {
   /// must register the same task names. 1 to 256 bytes, without '{', '}' or
   /// control characters (the scheduler's constructor checks).
   std::string name_space = "default";
+  /// How many partitions the namespace's schedules are spread over, 1 to
+  /// max_partitions. Each partition has a Redis hash tag of its own
+  /// ("cp:{<name_space>{<k>}:...", or the one-slot layout above for 1, the
+  /// default), so Redis Cluster places partitions on different masters;
+  /// every Redis call touches one partition. A schedule's partition is a
+  /// fixed hash of its id (the part before its first '@': see
+  /// docs/durable.md, "Partitions"). The first process to use a namespace
+  /// stores its count; a scheduler configured with another one fails every
+  /// operation with error::partitions_mismatch (connection_error() reports
+  /// it, with both counts) and touches nothing. A namespace that holds data
+  /// from before partitions has 1.
+  std::uint32_t partitions = 1;
   /// Recorded in each lease; empty means "<hostname>:<pid>:<random>".
   std::string owner;
   /// How long a claimed fire is reserved for this process. Extended every

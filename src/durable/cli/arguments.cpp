@@ -111,6 +111,7 @@ options:
   --tls-server-name N   the name to verify (default: the host)
   --tls-no-verify       do not verify the server's certificate
   --namespace NS        the schedules' namespace (default "default")
+  --partitions N        its partition count, as its schedulers have it (default 1)
   --json                JSON instead of a table
   --help                this text
 
@@ -145,6 +146,11 @@ invocation parse(int argc, const char* const* argv) {
       else if (a != "--tls") throw usage_error(fmt::format("unknown option \"{}\"", a));
     }
     else if (a == "--namespace") inv.name_space = value();
+    else if (a == "--partitions") {
+      const auto v = value();
+      if (!to_number(std::string_view(v), inv.partitions) || inv.partitions == 0 || inv.partitions > max_partitions)
+        throw usage_error(fmt::format("--partitions must be 1 to {}, got \"{}\"", max_partitions, v));
+    }
     else if (a == "--json") inv.json = true;
     else if (a == "--prefix") inv.prefix = value();
     else if (a == "--limit") {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,7 @@ class usage_error : public std::runtime_error {
 struct invocation {
   redis_options redis;
   std::string name_space = "default";
+  std::uint32_t partitions = 1;  ///< the namespace's partition count
   bool json = false;
   bool help = false;
   std::size_t limit = 100;   ///< list, dead-letters list

@@ -53,6 +53,7 @@ int run(const cli::invocation& inv) {
   cd::scheduler_options o;
   o.redis = inv.redis;
   o.name_space = inv.name_space;
+  o.partitions = inv.partitions;
   o.log_handler = [](const chronopool::log_record&) {};  // failures are reported once, below
   boost::asio::thread_pool work(1);
   cd::scheduler s(work.get_executor(), o);  // connects; never claims (no start())

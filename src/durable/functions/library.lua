@@ -1,5 +1,5 @@
 #!lua name=chronopool_v5
--- chronopool library revision 2
+-- chronopool library revision 3
 -- Copyright (c) 2026 The chronopool authors
 -- SPDX-License-Identifier: BSL-1.0
 --
@@ -12,10 +12,20 @@
 -- inspecting, pausing, triggering, backfilling) and register.lua, which
 -- registers the functions. Later files use the locals of earlier ones.
 --
--- Every function takes one key, the namespace's due set "<p>due", where <p>
--- is "cp:{<namespace>}:". All other keys are derived from that prefix and
--- share its hash tag, so in a cluster they live in the one slot the key
--- routes to. Keys:
+-- Every function takes one key, a partition's due set "<p>due"; all other
+-- keys of a call share its prefix <p> and hash tag, so in a cluster a call
+-- touches the one slot the key routes to.
+--
+-- Partitions (1 to 1024, stored in "cp:{<ns>}:partitions" by the first
+-- process, see cp_partitions_v5): with one, <p> is "cp:{<ns>}:" (the layout
+-- from before partitions); partition k of P > 1 is "cp:{<ns>{<k>}:", a tag
+-- no namespace has (namespaces hold no braces). A schedule is in partition
+-- fnv1a32(its id up to the first '@') mod P (key_space.hpp), so its fire
+-- ids and dead letters are too. Claims and creations on "cp:{<ns>}:" of a
+-- namespace with P > 1 are refused (check_library). The rules below hold
+-- per partition; all announce on "cp:{<ns>}:wake" (wake_if_head).
+--
+-- Keys of a partition:
 --   <p>due        ZSET  schedule id -> when it may be claimed (ms, Redis TIME)
 --   <p>inflight   ZSET  schedule id -> when its lease expires (ms)
 --   <p>s:<id>     HASH  the schedule: task, payload, kind, period, due, ...
@@ -48,6 +58,7 @@
 --   <p>library    STRING the library whose layout the namespace's data has
 --                       (see "Versions"); absent: this one's
 --   <p>wake       pub/sub channel: a new earliest time, published as ms
+--                       (partition k of several: "<k> <ms>")
 --
 -- A schedule has exactly one pending occurrence. Its "due" field is the
 -- occurrence's nominal time and, with the id, names the fire ("<id>@<due>");
@@ -72,7 +83,7 @@
 -- claimed before the loss is never acknowledged against the new data.
 --
 -- Tokens: fencing tokens must keep growing across such a loss, for the
--- whole fleet, although the counter itself may be lost (or rolled back:
+-- whole fleet (per partition: two partitions may hand out one token), although the counter itself may be lost (or rolled back:
 -- AOF everysec loses up to a second of INCRs). So a claim hands out tokens
 -- above both the counter and tokens_per_ms * Redis's time in ms: tokens are
 -- at least "microseconds since 1970", and a claim made after a loss starts
@@ -133,12 +144,18 @@ local tokens_per_ms = 1000
 
 local library_name = 'chronopool_v5'
 
--- Fails with VERSION when the namespace's data is another library's layout.
+-- Fails with VERSION when the namespace's data is another library's
+-- layout, PARTITIONS when `p` is "cp:{<ns>}:" of a partitioned namespace.
 local function check_library(p)
-  local lib = redis.call('GET', p .. 'library')
+  local m = redis.call('MGET', p .. 'library', p .. 'partitions')
+  local lib = m[1]
   if lib and lib ~= library_name then
     error({err = 'VERSION the namespace holds data of ' .. lib .. ', which ' .. library_name ..
            ' cannot work with: stop the processes running ' .. library_name .. ' (see the upgrade rules)'})
+  end
+  if m[2] and m[2] ~= '1' then
+    error({err = 'PARTITIONS the namespace has ' .. m[2] .. ' partitions, and this call addresses it as one ' ..
+           '(configure partitions = ' .. m[2] .. ')'})
   end
 end
 
@@ -173,11 +190,17 @@ local function to_int(s, what)
   return n
 end
 
--- Publishes the wake channel when `id` is now the earliest entry.
+-- Publishes the wake channel when `id` is now the earliest entry (the
+-- namespace's one channel: classic pub/sub reaches every cluster node).
 local function wake_if_head(p, id, score)
   local head = redis.call('ZRANGE', p .. 'due', 0, 0)
   if head[1] == id then
-    redis.call('PUBLISH', p .. 'wake', fmt(score))
+    local ns, k = string.match(p, '^cp:{([^{}]*){(%d+)}:$')
+    if ns then
+      redis.call('PUBLISH', 'cp:{' .. ns .. '}:wake', k .. ' ' .. fmt(score))
+    else
+      redis.call('PUBLISH', p .. 'wake', fmt(score))
+    end
   end
 end
 

@@ -24,6 +24,8 @@ redis.register_function{function_name = 'cp_release_v5', callback = release, fla
 redis.register_function{function_name = 'cp_cancel_v5', callback = cancel, flags = {'allow-oom'}}
 redis.register_function{function_name = 'cp_get_v5', callback = get, flags = {'no-writes'}}
 redis.register_function{function_name = 'cp_time_v5', callback = server_time, flags = {'no-writes'}}
+-- One small key, once: processes must start at maxmemory too.
+redis.register_function{function_name = 'cp_partitions_v5', callback = partitions, flags = {'allow-oom'}}
 redis.register_function{function_name = 'cp_dead_list_v5', callback = dead_list, flags = {'no-writes'}}
 redis.register_function('cp_dead_redrive_v5', dead_redrive)
 redis.register_function{function_name = 'cp_dead_delete_v5', callback = dead_delete, flags = {'allow-oom'}}

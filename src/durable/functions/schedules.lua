@@ -217,3 +217,24 @@ end
 local function server_time(keys, args)
   return now_ms()
 end
+
+local max_partitions = 1024  -- scheduler_options.hpp: max_partitions
+
+-- cp_partitions_v5 (key "cp:{<ns>}:due"; ARGV: the caller's count): the
+-- stored count, written on first use: the caller's, or 1 when "cp:{<ns>}:"
+-- holds data already (from before partitions).
+local function partitions(keys, args)
+  local p = prefix_of(keys)
+  local want = to_int(args[1], 'partitions')
+  if want < 1 or want > max_partitions then
+    error({err = 'BADARG partitions must be 1 to ' .. max_partitions .. ', got ' .. fmt(want)})
+  end
+  local stored = redis.call('GET', p .. 'partitions')
+  if stored then return tonumber(stored) end
+  if want > 1 and redis.call('EXISTS', p .. 'epoch', p .. 'due', p .. 'inflight', p .. 'ids', p .. 'dead',
+                             p .. 'fence') > 0 then
+    want = 1
+  end
+  redis.call('SET', p .. 'partitions', fmt(want))
+  return want
+end

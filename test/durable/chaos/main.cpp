@@ -23,7 +23,7 @@
 // more while time is left.
 //
 //   durable_chaos [--seconds S] [--workers W] [--schedules N] [--period-ms P]
-//                 [--lease-ms L] [--seed X]
+//                 [--lease-ms L] [--partitions K] [--seed X]
 #include "checker.hpp"
 #include "fleet_admin.hpp"
 #include "stall_proxy.hpp"
@@ -74,6 +74,7 @@ struct settings {
   int schedules = 4;
   int period_ms = 100;
   int lease_ms = 1000;
+  std::uint32_t partitions = 1;  // the namespace's (scheduler_options::partitions)
   std::uint64_t seed = 0;
 };
 
@@ -90,16 +91,17 @@ void sleep_ms(std::int64_t ms) { std::this_thread::sleep_for(std::chrono::millis
 
 class fleet {
  public:
-  fleet(std::uint16_t port, std::string ns, std::string log, int lease_ms)
-      : port_(port), ns_(std::move(ns)), log_(std::move(log)), lease_ms_(lease_ms) {}
+  fleet(std::uint16_t port, std::string ns, std::string log, int lease_ms, std::uint32_t partitions)
+      : port_(port), ns_(std::move(ns)), log_(std::move(log)), lease_ms_(lease_ms), partitions_(partitions) {}
 
   pid_t spawn() {
     const std::string p = std::to_string(port_);  // everything the child needs, before fork
     const std::string l = std::to_string(lease_ms_);
+    const std::string k = std::to_string(partitions_);
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::execl("/proc/self/exe", "durable_chaos", "--worker", p.c_str(), ns_.c_str(), log_.c_str(), l.c_str(),
-              static_cast<char*>(nullptr));
+              k.c_str(), static_cast<char*>(nullptr));
       std::_Exit(127);
     }
     if (pid < 0) throw std::runtime_error("fork failed");
@@ -111,6 +113,7 @@ class fleet {
   std::string ns_;
   std::string log_;
   int lease_ms_;
+  std::uint32_t partitions_;
 };
 
 // The runs logged so far, and how many lines did not parse.
@@ -228,18 +231,18 @@ int run_harness(const settings& s) {
   };
   remove_logs();
   fmt::print("durable_chaos: redis 127.0.0.1:{}, proxy :{}, {} workers, {} schedules every {} ms (and poison, hang, "
-             "orphan), lease {} ms, {} s, seed {}\n",
-             redis.port(), proxy.port(), s.workers, s.schedules, s.period_ms, s.lease_ms, s.seconds, seed);
+             "orphan), lease {} ms, {} partition(s), {} s, seed {}\n",
+             redis.port(), proxy.port(), s.workers, s.schedules, s.period_ms, s.lease_ms, s.partitions, s.seconds, seed);
 
   chaos::check_input in;
   chaos::fleet_layout layout;
   layout.tick_schedules = s.schedules;
   layout.tick_period_ms = s.period_ms;
-  in.max_attempts = chaos::worker_options(redis.port(), ns, s.lease_ms).failure.max_attempts;
-  chaos::fleet_admin admin(redis.port(), ns, s.lease_ms);
+  in.max_attempts = chaos::worker_options(redis.port(), ns, s.lease_ms, s.partitions).failure.max_attempts;
+  chaos::fleet_admin admin(redis.port(), ns, s.lease_ms, s.partitions);
   admin.create(layout, in);
 
-  fleet f(proxy.port(), ns, log, s.lease_ms);
+  fleet f(proxy.port(), ns, log, s.lease_ms, s.partitions);
   std::vector<pid_t> workers;
   for (int i = 0; i < s.workers; ++i) workers.push_back(f.spawn());
 
@@ -405,8 +408,9 @@ int run_harness(const settings& s) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 6 && std::strcmp(argv[1], "--worker") == 0)
-      return chaos::run_worker(static_cast<std::uint16_t>(std::stoi(argv[2])), argv[3], argv[4], std::stoi(argv[5]));
+    if (argc == 7 && std::strcmp(argv[1], "--worker") == 0)
+      return chaos::run_worker(static_cast<std::uint16_t>(std::stoi(argv[2])), argv[3], argv[4], std::stoi(argv[5]),
+                               static_cast<std::uint32_t>(std::stoul(argv[6])));
     settings s;
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string a = argv[i];
@@ -416,6 +420,7 @@ int main(int argc, char** argv) {
       else if (a == "--schedules") s.schedules = static_cast<int>(std::max<long long>(1, v));
       else if (a == "--period-ms") s.period_ms = static_cast<int>(std::max<long long>(10, v));
       else if (a == "--lease-ms") s.lease_ms = static_cast<int>(std::max<long long>(200, v));
+      else if (a == "--partitions") s.partitions = static_cast<std::uint32_t>(std::clamp<long long>(v, 1, 1024));
       else if (a == "--seed") s.seed = static_cast<std::uint64_t>(v);
       else {
         fmt::print(stderr, "durable_chaos: unknown option {}\n", a);

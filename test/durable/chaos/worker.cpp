@@ -35,7 +35,7 @@ void append_line(int fd, const std::string& line) {
 
 }  // namespace
 
-scheduler_options worker_options(std::uint16_t port, const std::string& ns, int lease_ms) {
+scheduler_options worker_options(std::uint16_t port, const std::string& ns, int lease_ms, std::uint32_t partitions) {
   using namespace std::chrono_literals;
   scheduler_options o;
   o.redis.port = port;
@@ -44,6 +44,7 @@ scheduler_options worker_options(std::uint16_t port, const std::string& ns, int 
   o.redis.connect_timeout = std::chrono::milliseconds(lease_ms / 4);
   o.redis.request_timeout = std::chrono::milliseconds(lease_ms / 4);
   o.name_space = ns;
+  o.partitions = partitions;
   o.lease = std::chrono::milliseconds(lease_ms);
   o.max_poll = 200ms;
   o.reconnect_min = 20ms;
@@ -57,14 +58,15 @@ scheduler_options worker_options(std::uint16_t port, const std::string& ns, int 
   return o;
 }
 
-int run_worker(std::uint16_t port, const std::string& ns, const std::string& log, int lease_ms) {
+int run_worker(std::uint16_t port, const std::string& ns, const std::string& log, int lease_ms,
+               std::uint32_t partitions) {
   ::signal(SIGTERM, [](int) { worker_terminate_requested = true; });
   const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
   const int events = ::open((log + ".events").c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
   if (fd < 0 || events < 0) return 2;
   // Four threads: hung handlers hold theirs for three timeouts.
   chronopool::scheduled_thread_pool pool(4);
-  auto options = worker_options(port, ns, lease_ms);
+  auto options = worker_options(port, ns, lease_ms, partitions);
   // Only data_lost matters to the checker; poison and orphan fires log a
   // warning at each attempt, which would drown the harness's report.
   options.log_handler = [events](const chronopool::log_record& r) {

@@ -24,13 +24,15 @@ inline constexpr const char* orphan_task = "nobody";
 /// The hang handler's timeout (handler_options::timeout): it hangs three times as long.
 inline constexpr std::chrono::milliseconds hang_timeout{250};
 
-/// The scheduler options of workers and of the harness's own scheduler.
-scheduler_options worker_options(std::uint16_t port, const std::string& ns, int lease_ms);
+/// The scheduler options of workers and of the harness's own scheduler, on
+/// a namespace of `partitions` partitions.
+scheduler_options worker_options(std::uint16_t port, const std::string& ns, int lease_ms, std::uint32_t partitions);
 
 /// Runs a worker until SIGTERM: every completed run of tick and hang is a
 /// line "fire_id token pid start end" appended to `log`, every data_lost
 /// log record a line "data_lost pid ms" to `log`.events, its counters a
 /// line to `log`.stats when it exits. Returns the process's exit code.
-int run_worker(std::uint16_t port, const std::string& ns, const std::string& log, int lease_ms);
+int run_worker(std::uint16_t port, const std::string& ns, const std::string& log, int lease_ms,
+               std::uint32_t partitions);
 
 }  // namespace chronopool::durable::chaos

@@ -343,4 +343,33 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2_with_a_message_naming_what_is_wrong) {
   BOOST_TEST(contains(help.out, "usage: chronopool-durable"));
 }
 
+BOOST_AUTO_TEST_CASE(a_partitioned_namespace_takes_its_partition_count) {
+  const std::string pns = ns + "-p";
+  cd::scheduler_options o;
+  o.redis = redis;
+  o.name_space = pns;
+  o.partitions = 8;
+  cd::scheduler p(pool.get_executor(), o);
+  for (const char* id : {"a1", "b2", "c3", "d4", "e5"}) p.async_schedule(id, "mail", "", 2h, use_future).get();
+  const std::string at = redis.host + ":" + std::to_string(redis.port);
+  auto r = run({"--redis", at, "--namespace", pns, "--partitions", "8", "list", "--json"}, true);
+  BOOST_TEST(r.code == 0, r.err);
+  for (const char* id : {"a1", "b2", "c3", "d4", "e5"}) BOOST_TEST(contains(r.out, std::string("\"id\":\"") + id), r.out);
+  BOOST_TEST(r.out.find("a1") < r.out.find("e5"), "in id order");
+  r = run({"--redis", at, "--namespace", pns, "--partitions", "8", "delete", "c3"}, true);
+  BOOST_TEST(r.code == 0, r.err);
+  // Without the count (1): refused, naming both counts; nothing deleted.
+  r = run({"--redis", at, "--namespace", pns, "delete", "d4"}, true);
+  BOOST_TEST(r.code == 1, r.out);
+  BOOST_TEST(contains(r.err, "stored with 8 partitions"), r.err);
+  BOOST_TEST(contains(r.err, "partitions is 1"), r.err);
+  r = run({"--redis", at, "--namespace", pns, "--partitions", "8", "list"}, true);
+  BOOST_TEST(contains(r.out, "d4"), r.out);
+  BOOST_TEST(!contains(r.out, "c3"), r.out);
+  r = run({"--partitions", "0", "list"});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(contains(r.err, "--partitions must be 1 to 1024, got \"0\""), r.err);
+  p.stop();
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -100,8 +100,8 @@ BOOST_AUTO_TEST_CASE(bad_expressions_and_unknown_zones_are_refused_naming_the_va
 }
 
 BOOST_AUTO_TEST_CASE(backfill_runs_new_york_instants_across_spring_forward_and_fall_back_at_the_right_utc_times) {
+  cron_run_log log;  // first: it outlives the scheduler, whose fires may run until it stops
   cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
-  cron_run_log log;
   s.register_handler("job", log.handler());
   s.async_schedule_cron("spring", "job", "", "30 2 * * *", "America/New_York", {}, boost::asio::use_future).get();
   s.async_schedule_cron("fall", "job", "", "30 1 * * *", "America/New_York", {}, boost::asio::use_future).get();
@@ -130,8 +130,8 @@ BOOST_AUTO_TEST_CASE(backfill_runs_new_york_instants_across_spring_forward_and_f
 }
 
 BOOST_AUTO_TEST_CASE(a_second_level_expression_fires_each_instant_once_in_order) {
+  cron_run_log log;  // first: it outlives the scheduler, whose fires may run until it stops
   cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
-  cron_run_log log;
   s.register_handler("job", log.handler());
   const auto first = s.async_schedule_cron("tick", "job", "", "*/1 * * * * *", "America/New_York", {},
                                            boost::asio::use_future).get();
@@ -201,6 +201,7 @@ BOOST_AUTO_TEST_CASE(a_failed_last_attempt_is_dead_lettered_and_the_schedule_mov
 }
 
 BOOST_AUTO_TEST_CASE(upserts_keep_the_position_and_trigger_runs_an_extra_fire) {
+  cron_run_log log;  // first: it outlives the scheduler, whose fires may run until it stops
   cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
   const auto due =
       s.async_schedule_cron("daily", "job", "v1", "0 3 * * *", "Europe/Berlin", {}, boost::asio::use_future).get();
@@ -227,7 +228,6 @@ BOOST_AUTO_TEST_CASE(upserts_keep_the_position_and_trigger_runs_an_extra_fire) {
   BOOST_TEST((kept == due));
   BOOST_TEST(s.async_inspect("daily", boost::asio::use_future).get().payload == "v2");
   // Trigger now: an extra fire, the position stays.
-  cron_run_log log;
   s.register_handler("job", log.handler());
   const auto t = s.async_trigger_now("daily", boost::asio::use_future).get();
   s.start();
@@ -237,8 +237,8 @@ BOOST_AUTO_TEST_CASE(upserts_keep_the_position_and_trigger_runs_an_extra_fire) {
 }
 
 BOOST_AUTO_TEST_CASE(resume_runs_the_pending_instant_then_the_misfire_policy_and_an_update_takes_a_new_expression) {
+  cron_run_log log;  // first: it outlives the scheduler, whose fires may run until it stops
   cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
-  cron_run_log log;
   s.register_handler("job", log.handler());
   cd::schedule_options skip;
   skip.misfire = cd::misfire_policy::skip;

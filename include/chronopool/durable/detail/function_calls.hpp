@@ -6,6 +6,7 @@
 
 #include <chronopool/durable/dead_letter.hpp>
 #include <chronopool/durable/schedule_info.hpp>
+#include <chronopool/durable/detail/key_space.hpp>
 #include <chronopool/durable/detail/redis_value.hpp>
 #include <chronopool/durable/scheduler_options.hpp>
 
@@ -19,18 +20,6 @@
 #include <vector>
 
 namespace chronopool::durable::detail {
-
-/// Key names of one namespace: "cp:{<ns>}:" + suffix.
-class key_space {
- public:
-  explicit key_space(std::string_view name_space);
-  const std::string& prefix() const noexcept { return prefix_; }
-  std::string due_key() const { return prefix_ + "due"; }
-  std::string wake_channel() const { return prefix_ + "wake"; }
-
- private:
-  std::string prefix_;
-};
 
 enum class schedule_kind { once, fixed_rate, fixed_delay, cron };
 
@@ -79,6 +68,7 @@ struct claimed_fire {
   std::int64_t claimed_ms = 0;  ///< Redis's time at the claim (its claim lag: claimed_ms - due_ms)
   std::string cron;       ///< of a cron schedule: its expression, else empty
   std::string time_zone;  ///< of a cron schedule: its IANA zone
+  std::uint32_t partition = 0;  ///< the namespace's partition it was claimed from
 };
 
 /// What an ack or nack of a cron fire tells the library (library.lua,
@@ -177,12 +167,17 @@ std::vector<std::string> backfill_call(const key_space& ks, std::string_view id,
                                        std::int64_t to_ms, std::size_t limit = max_backfill,
                                        const std::vector<std::int64_t>& instants = {});
 std::vector<std::string> time_call(const key_space& ks);
+/// cp_partitions_v5 on the namespace's unpartitioned prefix @p meta: the
+/// stored partition count (written as @p partitions on first use), read
+/// with parse_integer.
+std::vector<std::string> partitions_call(const key_space& meta, std::uint32_t partitions);
 
 /// Maps an error reply of the library to an error_code: "STALE ..." to
 /// stale_lease, "EXISTS ..." to schedule_exists, "DATA_LOST ..." to data_lost, "OOM ..." to out_of_memory
 /// and "NOAUTH ..." / "WRONGPASS ..." to auth_failed (both with Redis's
 /// text), "NOTFOUND ..." to no_such_schedule, "NOTPERIODIC ..." to
 /// not_periodic, "RANGE ..." to too_many_fires (with Redis's text),
+/// "PARTITIONS ..." to partitions_mismatch (with the library's text),
 /// anything else to server_error. A non-error value maps to success.
 boost::system::error_code error_of(const redis_value& v);
 
