@@ -3,15 +3,22 @@
 // Issue 44: the durable scheduler on a real Redis Cluster: its function
 // library is loaded on every master, a namespace served by a master other
 // than the first seed gets its schedules created and fired there, and a
-// master that lost the library (FUNCTION FLUSH) gets it again on first use.
+// master that lost the library (FUNCTION FLUSH) gets it again on first use,
+// and a partitioned namespace spreads over the masters.
 #include "cluster_support.hpp"
 
 #include <chronopool/durable/detail/function_calls.hpp>
+#include <chronopool/durable/detail/key_space.hpp>
 #include <chronopool/durable/error.hpp>
+
+#include <boost/asio/use_future.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace cd = chronopool::durable;
 namespace dt = chronopool::durable::test;
@@ -138,6 +145,49 @@ BOOST_AUTO_TEST_CASE(schedules_keep_firing_when_their_master_is_killed_and_its_r
   BOOST_TEST(s.stats().reconnects >= 1u);
   // The wake-up subscription was made again, on a node that is alive.
   BOOST_TEST(dt::wait_until([&] { return scheduler_test::wake_subscribers(g, ns_here) == 1; }, 30s));
+  s.stop();
+}
+
+BOOST_AUTO_TEST_CASE(a_partitioned_namespace_spreads_over_the_masters_and_every_schedule_fires) {
+  auto& g = dt::shared_cluster();
+  const auto ns_here = dt::unique_namespace();
+  constexpr std::uint32_t parts = 8;
+  const cdd::namespace_layout layout(ns_here, parts);
+  auto o = dt::fast_options(ns_here, g.client_options());
+  o.partitions = parts;
+  cd::scheduler s(pool.get_executor(), o);
+  constexpr int n = 64;
+  std::mutex m;
+  std::set<std::string> fired;
+  s.register_handler("once", [&](const cd::fire_context& c) {
+    std::lock_guard lk(m);
+    fired.insert(c.schedule_id);
+  });
+  // Due at once, but nothing claims before start(): the keys can be looked at first.
+  std::vector<cd::schedule_spec> specs(n);
+  for (int i = 0; i < n; ++i) {
+    specs[static_cast<std::size_t>(i)].id = "p" + std::to_string(i);
+    specs[static_cast<std::size_t>(i)].task = "once";
+  }
+  const auto results = s.async_upsert_schedules(std::move(specs), boost::asio::use_future).get();
+  for (const auto& r : results) BOOST_TEST_REQUIRE(r.error.empty(), r.id << ": " << r.error);
+  // Each schedule is in its partition's due set, on the master that serves
+  // that partition's slot; the partitions sit on more than one master.
+  std::set<std::uint16_t> masters;
+  for (int i = 0; i < n; ++i) {
+    const std::string id = "p" + std::to_string(i);
+    const auto due_key = layout.of(id).due_key();
+    const auto owner = g.slot_owner(cdd::key_slot(due_key));
+    masters.insert(owner);
+    dt::sync_redis master(g.node_options(g.index_of(owner)));
+    BOOST_TEST(master.exec({"ZSCORE", due_key, id}).is_text(), id << " in " << due_key << " on " << owner);
+  }
+  BOOST_TEST(masters.size() >= 2u, "every partition on one master");
+  s.start();
+  BOOST_TEST(dt::wait_until([&] {
+    std::lock_guard lk(m);
+    return fired.size() == static_cast<std::size_t>(n);
+  }, 30s), "fired " << fired.size() << " of " << n);
   s.stop();
 }
 
