@@ -26,31 +26,50 @@ bool to_number(std::string_view s, Int& out) {
   return ec == std::errc{} && p == s.data() + s.size();
 }
 
-// "host:port" (the port may be left out: 6379). IPv6 literals in brackets.
-void parse_address(std::string_view text, redis_options& r) {
+struct address {
+  std::string host;
+  std::uint16_t port;
+};
+
+// "host:port" (the port may be left out: @p default_port). IPv6 literals in
+// brackets. @p option names the option in errors.
+address parse_address(std::string_view text, std::string_view option, std::uint16_t default_port) {
   std::string_view host = text;
   std::string_view port;
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
-    if (close == std::string_view::npos) throw usage_error(fmt::format("--redis: no ']' in \"{}\"", text));
+    if (close == std::string_view::npos) throw usage_error(fmt::format("{}: no ']' in \"{}\"", option, text));
     host = text.substr(1, close - 1);
     const auto rest = text.substr(close + 1);
     if (!rest.empty()) {
-      if (rest.front() != ':') throw usage_error(fmt::format("--redis: expected host:port, got \"{}\"", text));
+      if (rest.front() != ':') throw usage_error(fmt::format("{}: expected host:port, got \"{}\"", option, text));
       port = rest.substr(1);
     }
   } else if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
     host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
-  if (host.empty()) throw usage_error(fmt::format("--redis: no host in \"{}\"", text));
-  r.host = std::string(host);
+  if (host.empty()) throw usage_error(fmt::format("{}: no host in \"{}\"", option, text));
+  address a{std::string(host), default_port};
   if (!port.empty()) {
     unsigned p = 0;
     if (!to_number(port, p) || p == 0 || p > 65535)
-      throw usage_error(fmt::format("--redis: port must be 1 to 65535, got \"{}\"", port));
-    r.port = static_cast<std::uint16_t>(p);
+      throw usage_error(fmt::format("{}: port must be 1 to 65535, got \"{}\"", option, port));
+    a.port = static_cast<std::uint16_t>(p);
   }
+  return a;
+}
+
+// Where Redis is: one server (--redis), a cluster (--cluster) or a master
+// found through sentinels (--sentinel, --master-name); one of the three.
+void check_topology(const invocation& inv, bool redis_given) {
+  const bool cluster = !inv.redis.cluster.seeds.empty();
+  const bool sentinel = !inv.redis.sentinel.sentinels.empty();
+  if (cluster && sentinel) throw usage_error("--cluster and --sentinel exclude each other");
+  if ((cluster || sentinel) && redis_given)
+    throw usage_error(fmt::format("--redis and {} exclude each other", cluster ? "--cluster" : "--sentinel"));
+  if (sentinel && inv.redis.sentinel.master_name.empty()) throw usage_error("--sentinel needs --master-name");
+  if (!sentinel && !inv.redis.sentinel.master_name.empty()) throw usage_error("--master-name needs --sentinel");
 }
 
 // The operands each command takes (after its name), for the usage check.
@@ -102,6 +121,10 @@ Durations D are a whole number and ms, s, m, h or d: 500ms, 15m.
 
 options:
   --redis HOST:PORT     the Redis server (default 127.0.0.1:6379)
+  --cluster HOST:PORT   a node of a Redis Cluster instead (repeat for more seeds)
+  --sentinel HOST:PORT  a Redis Sentinel instead (repeat for more; port default 26379),
+                        with --master-name NAME, the master the sentinels monitor
+  --sentinel-password S the sentinels' own password (default: $CHRONOPOOL_SENTINEL_PASSWORD)
   --user NAME           ACL user
   --password SECRET     password (default: $CHRONOPOOL_REDIS_PASSWORD)
   --tls                 TLS to Redis (implied by the --tls-* options below)
@@ -123,6 +146,8 @@ invocation parse(int argc, const char* const* argv) {
   invocation inv;
   schedule_arguments schedule;
   if (const char* pw = std::getenv("CHRONOPOOL_REDIS_PASSWORD"); pw != nullptr) inv.redis.password = pw;
+  if (const char* pw = std::getenv("CHRONOPOOL_SENTINEL_PASSWORD"); pw != nullptr) inv.redis.sentinel.password = pw;
+  bool redis_given = false;
   std::vector<std::string_view> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string_view a = args[i];
@@ -131,7 +156,19 @@ invocation parse(int argc, const char* const* argv) {
       return std::string(args[++i]);
     };
     if (a == "--help" || a == "-h") inv.help = true;
-    else if (a == "--redis") parse_address(value(), inv.redis);
+    else if (a == "--redis") {
+      const auto at = parse_address(value(), a, 6379);
+      inv.redis.host = at.host;
+      inv.redis.port = at.port;
+      redis_given = true;
+    } else if (a == "--cluster") {
+      const auto at = parse_address(value(), a, 6379);
+      inv.redis.cluster.seeds.push_back({at.host, at.port});
+    } else if (a == "--sentinel") {
+      const auto at = parse_address(value(), a, 26379);
+      inv.redis.sentinel.sentinels.push_back({at.host, at.port});
+    } else if (a == "--master-name") inv.redis.sentinel.master_name = value();
+    else if (a == "--sentinel-password") inv.redis.sentinel.password = value();
     else if (a == "--user") inv.redis.username = value();
     else if (a == "--password") inv.redis.password = value();
     else if (a.substr(0, 5) == "--tls") {
@@ -166,6 +203,7 @@ invocation parse(int argc, const char* const* argv) {
     }
   }
   if (inv.help) return inv;
+  check_topology(inv, redis_given);
   if (inv.command.empty()) throw usage_error("no command given");
   const std::size_t want = operands_of(inv.command);
   if (inv.command.size() - 1 != want)

@@ -11,6 +11,7 @@
 
 #include <chronopool/durable/scheduler.hpp>
 
+#include "sentinel_group.hpp"
 #include "test_redis.hpp"
 #include "../../support/bounded_wait.hpp"
 
@@ -332,6 +333,12 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2_with_a_message_naming_what_is_wrong) {
       {{"upsert", "a", "t", "--once", "--misfire", "later"}, "--misfire must be fire-once-now, skip or catch-up"},
       {{"upsert", "a", "t", "--once", "--max-attempts", "0"}, "--max-attempts must be a whole number of at least 1"},
       {{"list", "--every", "5s"}, "--every is an option of upsert, not of list"},
+      {{"--cluster", "a:7000", "--sentinel", "b:26379", "time"}, "--cluster and --sentinel exclude each other"},
+      {{"--redis", "a:6379", "--cluster", "b:7000", "time"}, "--redis and --cluster exclude each other"},
+      {{"--sentinel", "b:26379", "time"}, "--sentinel needs --master-name"},
+      {{"--master-name", "m", "time"}, "--master-name needs --sentinel"},
+      {{"--cluster", ":7000", "time"}, "--cluster: no host in \":7000\""},
+      {{"--sentinel", "b:0", "--master-name", "m", "time"}, "--sentinel: port must be 1 to 65535, got \"0\""},
   };
   for (const auto& [args, message] : cases) {
     const auto r = run(args, true);
@@ -370,6 +377,32 @@ BOOST_AUTO_TEST_CASE(a_partitioned_namespace_takes_its_partition_count) {
   BOOST_TEST(r.code == 2);
   BOOST_TEST(contains(r.err, "--partitions must be 1 to 1024, got \"0\""), r.err);
   p.stop();
+}
+
+
+BOOST_AUTO_TEST_CASE(sentinel_options_find_the_master_the_sentinels_name) {
+  dt::sentinel_group group(CHRONOPOOL_TEST_REDIS_SERVER);
+  const cd::redis_options via = group.client_options();
+  {
+    cd::scheduler_options o;
+    o.redis = via;
+    o.name_space = ns;
+    cd::scheduler on_master(pool.get_executor(), o);
+    on_master.async_schedule("via-sentinels", "t", "", 1h, use_future).get();
+  }
+  std::vector<std::string> args{"--namespace", ns};
+  for (const auto& at : via.sentinel.sentinels) {
+    args.push_back("--sentinel");
+    args.push_back(at.host + ":" + std::to_string(at.port));
+  }
+  args.insert(args.end(), {"--master-name", via.sentinel.master_name, "list", "--json"});
+  const auto r = run(args, true);
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(contains(r.out, "\"via-sentinels\""), r.out);
+  // A master name the sentinels do not monitor: the operation fails (1).
+  args[args.size() - 3] = "not-monitored";
+  const auto wrong = run(args, true);
+  BOOST_TEST(wrong.code == 1, wrong.out << wrong.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
