@@ -69,6 +69,8 @@ struct options {
   bool periodic = false;  // fixed-rate schedules: acks take the periodic path
   bool creations = false;  // creations/s, one at a time vs bulk (creations_bench.cpp)
   std::size_t fleet = 0;   // worker processes of the fleet mode (fleet_bench.cpp); 0: off
+  std::size_t cluster = 0;  // fleet mode: masters of a Redis Cluster instead of one server
+  std::uint32_t partitions = 1;  // fleet mode: the namespace's partitions
   bool n_given = false;
   bool reps_given = false;
 };
@@ -339,7 +341,8 @@ std::size_t to_size(std::string_view flag, std::string_view s, std::size_t lo) {
 void usage(std::FILE* out) {
   fmt::print(out,
              "usage: chronopool-durable-bench [--quick] [--n N] [--reps R] [--depth K] [--fsync everysec|always]\n"
-             "                                [--periodic] [--creations] [--fleet W] [--redis-server PATH]\n"
+             "                                [--periodic] [--creations] [--fleet W [--cluster M] [--partitions P]]\n"
+             "                                [--redis-server PATH]\n"
              "  --quick         N = 2,000 and one repetition, for a smoke test\n"
              "  --n N           due one-shot schedules in each namespace (default 200,000)\n"
              "  --reps R        repetitions after one warm-up (default 5); medians are reported\n"
@@ -353,6 +356,8 @@ void usage(std::FILE* out) {
              "  --fleet W       W worker processes on one Redis instead: creations/s through\n"
              "                  async_upsert_schedules, then a backlog of due one-shots drained by\n"
              "                  W started schedulers (--n: default 100,000; --reps: default 3)\n"
+             "  --cluster M     with --fleet: a Redis Cluster of M (>= 3) masters instead of one server\n"
+             "  --partitions P  with --fleet: the namespace's partition count (default 1)\n"
              "  --redis-server  the binary to start (default {})\n",
              CHRONOPOOL_REDIS_SERVER);
 }
@@ -375,6 +380,10 @@ options parse(int argc, char** argv) {
       o.creations = true;
     } else if (a == "--fleet") {
       o.fleet = to_size(a, value(i), 1);
+    } else if (a == "--cluster") {
+      o.cluster = to_size(a, value(i), 3);
+    } else if (a == "--partitions") {
+      o.partitions = static_cast<std::uint32_t>(to_size(a, value(i), 1));
     } else if (a == "--n") {
       o.n = to_size(a, value(i), 100);
       o.n_given = true;
@@ -552,6 +561,8 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "--fleet-child")
       return chronopool::bench_durable::run_fleet_child(argc - 2, argv + 2);
     const options o = parse(argc, argv);
+    if ((o.cluster != 0 || o.partitions != 1) && o.fleet == 0)
+      throw std::invalid_argument("--cluster and --partitions go with --fleet");
     if (o.fleet != 0) {
       chronopool::bench_durable::fleet_options f;
       f.workers = o.fleet;
@@ -559,6 +570,8 @@ int main(int argc, char** argv) {
       if (o.reps_given || o.quick) f.reps = o.reps;
       f.server = o.server;
       f.fsync = o.fsync;
+      f.cluster_masters = o.cluster;
+      f.partitions = o.partitions;
       const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
       return chronopool::bench_durable::run_fleet(f, self.c_str());
     }

@@ -1,7 +1,9 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // chronopool-durable-bench --fleet W: W worker processes on one private
-// redis-server, each a chronopool::durable::scheduler as a user runs it.
+// redis-server, or with --cluster M on a private Redis Cluster of M masters
+// (the namespace in --partitions P partitions), each process a
+// chronopool::durable::scheduler as a user runs it.
 //
 // Per repetition, on a fresh namespace:
 //   create  every process creates its share of N one-shots, due at once,
@@ -17,6 +19,7 @@
 #include "../stats.hpp"
 #include "server_cpu.hpp"
 
+#include <cluster_group.hpp>
 #include <redis_server.hpp>
 
 #include <chronopool/durable/scheduler.hpp>
@@ -40,6 +43,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -192,11 +197,25 @@ double cpu_of(const std::string& line) {
   return std::strtod(line.c_str() + 4, nullptr);
 }
 
-cd::scheduler_options child_options(std::uint16_t port, const std::string& ns) {
+// Where the children find Redis: "<port>" of one server, or
+// "cluster:<port>,<port>,..." of a cluster's masters.
+cd::scheduler_options child_options(const std::string& where, const std::string& ns, std::uint32_t partitions) {
   cd::scheduler_options o;
-  o.redis.port = port;
+  const std::string_view cluster = "cluster:";
+  if (where.rfind(cluster, 0) == 0) {
+    std::string_view rest = std::string_view(where).substr(cluster.size());
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const auto port = static_cast<std::uint16_t>(to_size(rest.substr(0, comma)));
+      o.redis.cluster.seeds.push_back({"127.0.0.1", port});
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+  } else {
+    o.redis.port = static_cast<std::uint16_t>(to_size(where));
+  }
   o.redis.request_timeout = std::chrono::seconds(60);
   o.name_space = ns;
+  o.partitions = partitions;
   return o;
 }
 
@@ -208,19 +227,20 @@ std::string wait_line() {
 
 }  // namespace
 
-// argv: role port namespace tally n from count
+// argv: role where namespace partitions tally n from count
 int run_fleet_child(int argc, char** argv) {
-  if (argc != 7) throw std::invalid_argument("fleet child: wrong arguments");
+  if (argc != 8) throw std::invalid_argument("fleet child: wrong arguments");
   const std::string role = argv[0];
-  const auto port = static_cast<std::uint16_t>(to_size(argv[1]));
+  const std::string where = argv[1];
   const std::string ns = argv[2];
-  const std::size_t n = to_size(argv[4]);
-  const std::size_t from = to_size(argv[5]);
-  const std::size_t count = to_size(argv[6]);
-  tally shared(argv[3], n, false);
+  const auto partitions = static_cast<std::uint32_t>(to_size(argv[3]));
+  const std::size_t n = to_size(argv[5]);
+  const std::size_t from = to_size(argv[6]);
+  const std::size_t count = to_size(argv[7]);
+  tally shared(argv[4], n, false);
 
   boost::asio::thread_pool work(1);
-  cd::scheduler s(work.get_executor(), child_options(port, ns));
+  cd::scheduler s(work.get_executor(), child_options(where, ns, partitions));
   (void)s.async_server_time(boost::asio::use_future).get();  // connected, functions loaded
   if (role == "create") {
     std::vector<cd::schedule_spec> specs(count);
@@ -253,13 +273,34 @@ int run_fleet_child(int argc, char** argv) {
 }
 
 int run_fleet(const fleet_options& o, const char* self) {
-  chronopool::durable::test::redis_server_options so;
-  so.executable = o.server;
-  so.extra_args = {"--appendfsync", o.fsync};
-  chronopool::durable::test::redis_server server(so);
-  server.start();  // appendonly yes, noeviction
-  const std::string tally_path = (server.dir() / "fleet-tally").string();
-  const std::string port = std::to_string(server.port());
+  namespace dt = chronopool::durable::test;
+  std::unique_ptr<dt::redis_server> server;
+  std::unique_ptr<dt::cluster_group> cluster;
+  std::vector<std::uint16_t> ports;  // the servers (masters) whose CPU counts
+  std::string where;                 // what the children are told
+  if (o.cluster_masters == 0) {
+    dt::redis_server_options so;
+    so.executable = o.server;
+    so.extra_args = {"--appendfsync", o.fsync};
+    server = std::make_unique<dt::redis_server>(so);
+    server->start();  // appendonly yes, noeviction
+    ports = {server->port()};
+    where = std::to_string(server->port());
+  } else {
+    cluster = std::make_unique<dt::cluster_group>(o.server, o.cluster_masters, 0, std::string{}, nullptr,
+                                                  std::vector<std::string>{"--appendonly", "yes", "--appendfsync", o.fsync});
+    ports = cluster->master_ports();
+    where = "cluster:";
+    for (std::size_t i = 0; i < ports.size(); ++i) where += (i == 0 ? "" : ",") + std::to_string(ports[i]);
+  }
+  const auto redis_cpu = [&] {
+    double total = 0;
+    for (const auto p : ports) total += server_cpu_s(p);
+    return total;
+  };
+  const auto tally_dir = std::filesystem::temp_directory_path() / fmt::format("chronopool-fleet-{}", ::getpid());
+  std::filesystem::create_directories(tally_dir);
+  const std::string tally_path = (tally_dir / "tally").string();
 
   std::vector<double> create_rate, drain_rate, create_redis_us, drain_redis_us, create_cpu_us, drain_cpu_us;
   for (int rep = 0; rep <= o.reps; ++rep) {  // rep 0 warms up
@@ -272,12 +313,12 @@ int run_fleet(const fleet_options& o, const char* self) {
         const std::size_t from = o.n * w / o.workers;
         const std::size_t to = o.n * (w + 1) / o.workers;
         kids.push_back(std::make_unique<child>(
-            self, std::vector<std::string>{"--fleet-child", role, port, ns, tally_path, std::to_string(o.n),
-                                           std::to_string(from), std::to_string(to - from)}));
+            self, std::vector<std::string>{"--fleet-child", role, where, ns, std::to_string(o.partitions), tally_path,
+                                           std::to_string(o.n), std::to_string(from), std::to_string(to - from)}));
       }
       for (auto& k : kids)
         if (k->hear() != "ready") throw std::runtime_error("fleet: a worker did not get ready");
-      const double r0 = server_cpu_s(server.port());
+      const double r0 = redis_cpu();
       const auto t0 = steady::now();
       for (auto& k : kids) k->say("go");
       double cpu = 0;
@@ -292,7 +333,7 @@ int run_fleet(const fleet_options& o, const char* self) {
         }
       }
       const double secs = std::chrono::duration<double>(steady::now() - t0).count();
-      const double r1 = server_cpu_s(server.port());
+      const double r1 = redis_cpu();
       if (role == "drain") {
         for (auto& k : kids) k->say("stop");
         for (auto& k : kids) cpu += cpu_of(k->hear());
@@ -316,16 +357,23 @@ int run_fleet(const fleet_options& o, const char* self) {
     return fmt::format(fmt::runtime(std::string(f) + " ({}–{})"), s.median, fmt::format(fmt::runtime(f), s.min),
                        fmt::format(fmt::runtime(f), s.max));
   };
-  fmt::print("# chronopool-durable-bench --fleet {}\n\n", o.workers);
-  fmt::print("{} worker processes on one redis-server (appendonly yes, appendfsync {}), {} one-shots per "
-             "repetition, {} repetitions after one warm-up; median (min–max).\n\n",
-             o.workers, o.fsync, o.n, o.reps);
+  fmt::print("# chronopool-durable-bench --fleet {}{}\n\n", o.workers,
+             o.cluster_masters == 0 ? std::string() : fmt::format(" --cluster {} --partitions {}", o.cluster_masters, o.partitions));
+  const std::string servers =
+      o.cluster_masters == 0 ? std::string("one redis-server")
+                             : fmt::format("a Redis Cluster of {} masters (no replicas)", o.cluster_masters);
+  fmt::print("{} worker processes on {} (appendonly yes, appendfsync {}), a namespace of {} partition{}, {} "
+             "one-shots per repetition, {} repetitions after one warm-up; median (min–max). Redis CPU is the "
+             "sum over the servers.\n\n",
+             o.workers, servers, o.fsync, o.partitions, o.partitions == 1 ? "" : "s", o.n, o.reps);
   fmt::print("| phase | per second | Redis CPU µs each | workers' CPU µs each |\n|---|---:|---:|---:|\n");
   fmt::print("| create (async_upsert_schedules, one call per process) | {} | {} | {} |\n", cell(create_rate, "{:.0f}"),
              cell(create_redis_us, "{:.1f}"), cell(create_cpu_us, "{:.1f}"));
   fmt::print("| drain (started schedulers, claim + handler + ack) | {} | {} | {} |\n", cell(drain_rate, "{:.0f}"),
              cell(drain_redis_us, "{:.1f}"), cell(drain_cpu_us, "{:.1f}"));
   fmt::print("\nEvery schedule fired exactly once in every repetition.\n");
+  std::error_code ec;
+  std::filesystem::remove_all(tally_dir, ec);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace chronopool::bench_durable {
@@ -16,7 +17,9 @@ struct fleet_options {
   std::size_t n = 100'000;     // one-shots created, then drained, per repetition
   int reps = 3;
   std::string server;          // the redis-server binary
-  std::string fsync = "everysec";  // the private server's appendfsync
+  std::string fsync = "everysec";  // the private servers' appendfsync
+  std::size_t cluster_masters = 0;  // 0: one redis-server; else a Redis Cluster of that many masters
+  std::uint32_t partitions = 1;     // the namespace's partition count (scheduler_options::partitions)
 };
 
 int run_fleet(const fleet_options& o, const char* self);

@@ -99,7 +99,7 @@ std::vector<node_line> parse_nodes(const std::string& text) {
 }  // namespace
 
 cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::size_t replicas_per_master,
-                             std::string password, const tls_certificates* tls)
+                             std::string password, const tls_certificates* tls, std::vector<std::string> extra_args)
     : dir_(make_cluster_dir()), password_(std::move(password)), ca_file_(tls ? tls->ca_file() : std::string()) {
   try {
     const std::size_t count = masters * (1 + replicas_per_master);
@@ -136,6 +136,7 @@ cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::s
                              "--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", "no"});
         o.ready_probe = tcp_accepts;
       }
+      o.extra_args.insert(o.extra_args.end(), extra_args.begin(), extra_args.end());
       nodes_.push_back(std::make_unique<redis_server>(o));
       nodes_.back()->start();
       addresses += " 127.0.0.1:" + std::to_string(port);

@@ -31,10 +31,12 @@ class cluster_group {
   /// and goes into client_options() and node_options(). With `tls`, every
   /// node speaks TLS only (its clients, its cluster bus, its replication),
   /// with the server certificate of `tls`, which must outlive the group;
-  /// the options then turn TLS on with its CA.
+  /// the options then turn TLS on with its CA. `extra_args` go to every
+  /// node after the group's own (which turn persistence off), so they can
+  /// turn it back on (a benchmark's `--appendonly yes`).
   explicit cluster_group(const std::string& redis_server_executable, std::size_t masters = 3,
                          std::size_t replicas_per_master = 0, std::string password = {},
-                         const tls_certificates* tls = nullptr);
+                         const tls_certificates* tls = nullptr, std::vector<std::string> extra_args = {});
   /// Stops every node and removes the directory.
   ~cluster_group();
   cluster_group(const cluster_group&) = delete;
