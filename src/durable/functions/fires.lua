@@ -212,11 +212,12 @@ local function ack(keys, args)
     -- holds this fire.
     return {0, -1}
   end
-  if f[1] ~= token or redis.call('ZSCORE', p .. 'inflight', id) == false then
+  -- The ZREM is the lease's second check: it removes nothing (and the
+  -- call changes nothing) when the lease is no longer in flight.
+  if f[1] ~= token or redis.call('ZREM', p .. 'inflight', id) == 0 then
     if f[5] == token then return {0, -1} end  -- a repeated ack, its first reply lost
     error({err = 'STALE the lease of ' .. id .. ' is not held by token ' .. token})
   end
-  redis.call('ZREM', p .. 'inflight', id)
   if f[3] == 'once' then
     redis.call('DEL', skey, p .. 'h:' .. id)
     redis.call('ZREM', p .. 'ids', id)
