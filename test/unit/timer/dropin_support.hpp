@@ -48,16 +48,6 @@ struct stamp {
   }
 };
 
-/// A wait that must not complete during a test.
-constexpr auto far_away = 1h;
-
-/// io.run(), bounded: a broken timer fails the test instead of hanging it.
-/// Returns whether run ended because the context ran out of work.
-inline bool run_bounded(asio::io_context& io) {
-  io.run_for(long_wait);
-  return io.stopped();
-}
-
 /// What one completion handler saw.
 struct outcome {
   int calls = 0;

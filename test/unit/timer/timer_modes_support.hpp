@@ -35,9 +35,6 @@ using chronopool::scheduled_thread_pool;
 
 namespace {
 
-/// A wait that must not complete during a test.
-constexpr auto far_away = 1h;
-
 /// Completions that failed or came before their timer's expiry, counted
 /// from any thread.
 struct timeliness {
@@ -48,12 +45,6 @@ struct timeliness {
     if (steady::now() < t.expiry()) ++early;
   }
 };
-
-/// io.run(), bounded: true when run ended because the context ran out of work.
-inline bool run_bounded(asio::io_context& io) {
-  io.run_for(long_wait);
-  return io.stopped();
-}
 
 /// Completions (indexes into @p expiry, in the order they ran) that ran
 /// before one with a later expiry.

@@ -17,3 +17,13 @@ using timer = chronopool::steady_timer;
 /// Generous bound for anything that must happen (CI: 2 cores, sanitizers):
 /// a limit on waiting, never a timing assertion.
 inline constexpr auto long_wait = 10s;
+
+/// A wait that must not complete during a test.
+inline constexpr auto far_away = 1h;
+
+/// io.run(), bounded: a broken timer fails the test instead of hanging it.
+/// Returns whether run ended because the context ran out of work.
+inline bool run_bounded(asio::io_context& io) {
+  io.run_for(long_wait);
+  return io.stopped();
+}
