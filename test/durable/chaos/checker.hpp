@@ -89,8 +89,9 @@ bool parse_run(const std::string& line, run_record& out);
 /// Every tick up to check_until ran at least once or is a dead letter (no
 /// fire lost unless dead-lettered), and dead letters come only after
 /// max_attempts attempts; every repeat carries a
-/// different token and lies near a fault; runs of one schedule overlap only
-/// near a fault (where a lease can have expired).
+/// different token and lies near a fault; per schedule, the lowest token
+/// each occurrence ran under grows with its due; runs of one schedule
+/// overlap only near a fault (where a lease can have expired).
 check_report check(const check_input& in);
 
 }  // namespace chronopool::durable::chaos
