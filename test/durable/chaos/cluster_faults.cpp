@@ -57,6 +57,9 @@ std::string chaos_cluster::fail_over(std::uint16_t slot, std::string& what, std:
     const auto victim_port = group_.slot_owner(slot, witness());
     if (victim_port == 0) return fmt::format("no master serves slot {}", slot);
     const auto victim = group_.index_of(victim_port);
+    const auto since = [start = std::chrono::steady_clock::now()] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    };
     group_.kill9(victim);
     // A master marked failed is no owner to slot_owner: the answer changes
     // once the replica has won its election (after the node timeout).
@@ -67,6 +70,7 @@ std::string chaos_cluster::fail_over(std::uint16_t slot, std::string& what, std:
           return promoted != 0 && promoted != victim_port;
         }, limit))
       return fmt::format("no replica took slot {} over from :{} within {} ms", slot, victim_port, limit.count());
+    const auto promoted_after = since();
     group_.start(victim);
     if (!cluster_chaos_poll([&] {
           const auto info = group_.cli(victim, "INFO replication");
@@ -75,7 +79,8 @@ std::string chaos_cluster::fail_over(std::uint16_t slot, std::string& what, std:
         }, limit))
       return fmt::format(":{} did not rejoin as a replica in sync within {} ms", victim_port, limit.count());
     group_.wait_ok(limit);
-    what = fmt::format(":{} killed, :{} promoted, :{} back as a replica", victim_port, promoted, victim_port);
+    what = fmt::format(":{} killed, :{} promoted {} ms later, :{} back as its replica in sync after {} ms",
+                       victim_port, promoted, promoted_after, victim_port, since());
     return {};
   } catch (const std::exception& e) {
     return e.what();
