@@ -134,6 +134,25 @@ check_report check(const check_input& in) {
       rep.violations.push_back("no worker reported data_lost for the data loss at " + std::to_string(f.start));
   }
 
+  // Fencing tokens grow per schedule: an occurrence is claimed only after
+  // the one before it was settled by a claim whose run was logged (a run is
+  // logged before its ack), so the lowest token an occurrence ran under
+  // exceeds the lowest of the one before. This holds across kills, lost
+  // leases, failovers that roll writes back and data losses, since a claim
+  // hands out tokens above Redis's clock; a repeat may come later under a
+  // higher token, which leaves the lowest alone.
+  for (const auto& [name, ticks] : by_tick) {
+    const run_record* previous = nullptr;
+    for (const auto& [due, runs] : ticks) {
+      const auto lowest = std::min_element(runs.begin(), runs.end(),
+                                           [](const auto& a, const auto& b) { return a.token < b.token; });
+      if (previous && lowest->token <= previous->token)
+        rep.violations.push_back("a token went back: " + describe(*lowest) + " first ran under a token not above " +
+                                 describe(*previous) + "'s");
+      previous = &*lowest;
+    }
+  }
+
   // Overlapping runs of one schedule need an expired lease, which needs a fault.
   for (auto& [name, runs] : by_schedule) {
     std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.start < b.start; });

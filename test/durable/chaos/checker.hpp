@@ -23,8 +23,17 @@ struct run_record {
   std::int64_t end = 0;
 };
 
-/// Fault kinds the checker treats apart (the others, kill -9, SIGSTOP, a
-/// Redis restart, proxy stalls and cuts, only excuse repeats near them).
+/// Fault kinds the checker treats apart. The others (kill -9, SIGSTOP, a
+/// Redis restart, proxy stalls and cuts; on a Redis Cluster a master killed
+/// and its replica promoted, a master pausing its clients, every node
+/// cutting its connections) only excuse repeats and overlaps near them.
+/// A failover may lose the writes the replica had not received yet, but
+/// what it keeps is a prefix of the master's writes: state rolls back, so
+/// acknowledged occurrences may run again and a lease may vanish under its
+/// holder (an overlap without an expired lease), yet no occurrence is
+/// skipped, so no tick is excused as lost; and tokens stay above the lost
+/// ones, since a claim hands out tokens above Redis's clock in microseconds
+/// (one clock on loopback).
 /// Redis restarted without its data: schedules are re-created from `end`
 /// on, so ticks due after `start` (when the fleet was seen caught up) and
 /// before `end` are lost with the data; tokens handed out after it must
@@ -89,8 +98,9 @@ bool parse_run(const std::string& line, run_record& out);
 /// Every tick up to check_until ran at least once or is a dead letter (no
 /// fire lost unless dead-lettered), and dead letters come only after
 /// max_attempts attempts; every repeat carries a
-/// different token and lies near a fault; runs of one schedule overlap only
-/// near a fault (where a lease can have expired).
+/// different token and lies near a fault; per schedule, the lowest token
+/// each occurrence ran under grows with its due; runs of one schedule
+/// overlap only near a fault (where a lease can have expired).
 check_report check(const check_input& in);
 
 }  // namespace chronopool::durable::chaos

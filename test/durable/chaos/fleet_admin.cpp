@@ -53,8 +53,8 @@ const char* outcome_name(upsert_outcome o) {
 
 }  // namespace
 
-fleet_admin::fleet_admin(std::uint16_t redis_port, const std::string& ns, int lease_ms, std::uint32_t partitions) {
-  auto o = worker_options(redis_port, ns, lease_ms, partitions);
+fleet_admin::fleet_admin(const redis_options& redis, const std::string& ns, int lease_ms, std::uint32_t partitions) {
+  auto o = worker_options(redis, ns, lease_ms, partitions);
   o.log_handler = [](const chronopool::log_record&) {};  // it sees the data losses too; the workers report them
   sched_ = std::make_unique<scheduler>(pool_.get_executor(), o);
 }

@@ -29,7 +29,7 @@ struct fleet_layout {
 
 class fleet_admin {
  public:
-  fleet_admin(std::uint16_t redis_port, const std::string& ns, int lease_ms, std::uint32_t partitions);
+  fleet_admin(const redis_options& redis, const std::string& ns, int lease_ms, std::uint32_t partitions);
   ~fleet_admin();
   fleet_admin(const fleet_admin&) = delete;
   fleet_admin& operator=(const fleet_admin&) = delete;

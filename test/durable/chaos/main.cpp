@@ -22,9 +22,23 @@
 // each kind at least once (running past --seconds if needed), then draws
 // more while time is left.
 //
+// With --cluster the fleet runs on a Redis Cluster of 3 masters with a
+// replica each (cluster_faults.hpp), and the deck holds the faults that make
+// sense there: kill -9 and SIGSTOP of workers, deploys, kill -9 of the
+// master serving one of the namespace's partitions (picked at random) until
+// its replica is promoted, then the killed node restarted as a replica;
+// CLIENT PAUSE of such a master (the stall: connections open, silent) and
+// CLIENT KILL on every node (the cut) in place of the proxy, which a
+// Cluster client would bypass (it connects to the addresses the nodes
+// announce). Left out there: restarting a node without its data (cluster
+// nodes keep none on disk here; a failover is the Cluster's data loss, see
+// checker.hpp for what it may cause) and maxmemory (a per-node setting the
+// single-server run covers).
+//
 //   durable_chaos [--seconds S] [--workers W] [--schedules N] [--period-ms P]
-//                 [--lease-ms L] [--partitions K] [--seed X]
+//                 [--lease-ms L] [--partitions K] [--seed X] [--cluster]
 #include "checker.hpp"
+#include "cluster_faults.hpp"
 #include "fleet_admin.hpp"
 #include "stall_proxy.hpp"
 #include "worker.hpp"
@@ -54,6 +68,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -76,7 +91,13 @@ struct settings {
   int lease_ms = 1000;
   std::uint32_t partitions = 1;  // the namespace's (scheduler_options::partitions)
   std::uint64_t seed = 0;
+  bool cluster = false;  // a Redis Cluster instead of one server
 };
+
+// The fault kinds of cluster mode that single-server mode has not.
+constexpr const char* failover_fault = "kill -9 master, replica promoted";
+constexpr const char* pause_fault = "master pauses its clients";
+constexpr const char* client_kill_fault = "every node cuts its connections";
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -91,11 +112,12 @@ void sleep_ms(std::int64_t ms) { std::this_thread::sleep_for(std::chrono::millis
 
 class fleet {
  public:
-  fleet(std::uint16_t port, std::string ns, std::string log, int lease_ms, std::uint32_t partitions)
-      : port_(port), ns_(std::move(ns)), log_(std::move(log)), lease_ms_(lease_ms), partitions_(partitions) {}
+  fleet(std::string target, std::string ns, std::string log, int lease_ms, std::uint32_t partitions)
+      : target_(std::move(target)), ns_(std::move(ns)), log_(std::move(log)), lease_ms_(lease_ms),
+        partitions_(partitions) {}
 
   pid_t spawn() {
-    const std::string p = std::to_string(port_);  // everything the child needs, before fork
+    const std::string& p = target_;  // everything the child needs, before fork
     const std::string l = std::to_string(lease_ms_);
     const std::string k = std::to_string(partitions_);
     const pid_t pid = ::fork();
@@ -109,7 +131,7 @@ class fleet {
   }
 
  private:
-  std::uint16_t port_;
+  std::string target_;  // see chaos::redis_target
   std::string ns_;
   std::string log_;
   int lease_ms_;
@@ -221,39 +243,63 @@ int run_harness(const settings& s) {
   std::mt19937_64 rng(seed);
   auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
 
-  cd::test::redis_server redis;  // appendonly yes, appendfsync always, noeviction
-  redis.start();
-  chaos::stall_proxy proxy(redis.port());
   const std::string ns = fmt::format("chaos-{}", ::getpid());
+  // One server, which the workers reach through the stalling proxy (the
+  // harness's own scheduler straight), or a Redis Cluster both reach alike.
+  std::optional<cd::test::redis_server> redis;  // appendonly yes, appendfsync always, noeviction
+  std::optional<chaos::stall_proxy> proxy;
+  std::optional<chaos::chaos_cluster> cluster;
+  std::string admin_target, fleet_target;
+  if (s.cluster) {
+    cluster.emplace(CHRONOPOOL_TEST_REDIS_SERVER, ns, s.partitions);
+    admin_target = fleet_target = cluster->target();
+  } else {
+    redis.emplace();
+    redis->start();
+    proxy.emplace(redis->port());
+    admin_target = std::to_string(redis->port());
+    fleet_target = std::to_string(proxy->port());
+  }
   const std::string log = fmt::format("/tmp/chronopool-chaos-{}.log", ::getpid());
   const auto remove_logs = [&] {
     for (const char* suffix : {"", ".stats", ".events"}) std::remove((log + suffix).c_str());
   };
   remove_logs();
-  fmt::print("durable_chaos: redis 127.0.0.1:{}, proxy :{}, {} workers, {} schedules every {} ms (and poison, hang, "
-             "orphan), lease {} ms, {} partition(s), {} s, seed {}\n",
-             redis.port(), proxy.port(), s.workers, s.schedules, s.period_ms, s.lease_ms, s.partitions, s.seconds, seed);
+  const auto where = s.cluster ? fmt::format("Redis Cluster of 3 masters with a replica each ({})", fleet_target)
+                               : fmt::format("redis 127.0.0.1:{}, proxy :{}", redis->port(), proxy->port());
+  fmt::print("durable_chaos: {}, {} workers, {} schedules every {} ms (and poison, hang, orphan), lease {} ms, {} "
+             "partition(s), {} s, seed {}\n",
+             where, s.workers, s.schedules, s.period_ms, s.lease_ms, s.partitions, s.seconds, seed);
 
   chaos::check_input in;
   chaos::fleet_layout layout;
   layout.tick_schedules = s.schedules;
   layout.tick_period_ms = s.period_ms;
-  in.max_attempts = chaos::worker_options(redis.port(), ns, s.lease_ms, s.partitions).failure.max_attempts;
-  chaos::fleet_admin admin(redis.port(), ns, s.lease_ms, s.partitions);
+  const auto admin_redis = chaos::redis_target(admin_target);
+  in.max_attempts = chaos::worker_options(admin_redis, ns, s.lease_ms, s.partitions).failure.max_attempts;
+  chaos::fleet_admin admin(admin_redis, ns, s.lease_ms, s.partitions);
   admin.create(layout, in);
 
-  fleet f(proxy.port(), ns, log, s.lease_ms, s.partitions);
+  fleet f(fleet_target, ns, log, s.lease_ms, s.partitions);
   std::vector<pid_t> workers;
   for (int i = 0; i < s.workers; ++i) workers.push_back(f.spawn());
 
-  const std::vector<std::string> kinds = {"kill -9 worker",
-                                          "SIGSTOP worker past its lease",
-                                          "kill -9 redis + restart",
-                                          "proxy stall (no close)",
-                                          "proxy cuts all connections",
-                                          chaos::data_loss_fault,
-                                          chaos::maxmemory_fault,
-                                          chaos::deploy_fault};
+  const std::vector<std::string> kinds =
+      s.cluster ? std::vector<std::string>{"kill -9 worker", "SIGSTOP worker past its lease", failover_fault,
+                                           pause_fault, client_kill_fault, chaos::deploy_fault}
+                : std::vector<std::string>{"kill -9 worker",
+                                           "SIGSTOP worker past its lease",
+                                           "kill -9 redis + restart",
+                                           "proxy stall (no close)",
+                                           "proxy cuts all connections",
+                                           chaos::data_loss_fault,
+                                           chaos::maxmemory_fault,
+                                           chaos::deploy_fault};
+  // Cluster mode: a partition of the namespace, whose master a fault aims at.
+  const auto pick_slot = [&] {
+    const auto& slots = cluster->slots();
+    return slots[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(slots.size()) - 1))];
+  };
   std::vector<std::string> deck;
   std::map<std::string, int> injected;
   int deploys = 0;
@@ -281,36 +327,49 @@ int run_harness(const settings& s) {
       sleep_ms(pick(s.lease_ms * 3 / 2, s.lease_ms * 5 / 2));
       ::kill(workers[w], SIGCONT);
     } else if (fr.kind == "kill -9 redis + restart") {
-      redis.kill9();
+      redis->kill9();
       sleep_ms(pick(100, 500));
-      redis.start();
+      redis->start();
     } else if (fr.kind == "proxy stall (no close)") {
-      proxy.set_stalled(true);
+      proxy->set_stalled(true);
       sleep_ms(pick(s.lease_ms * 3 / 2, s.lease_ms * 2));
-      proxy.set_stalled(false);
+      proxy->set_stalled(false);
     } else if (fr.kind == "proxy cuts all connections") {
-      proxy.cut_all();
+      proxy->cut_all();
+    } else if (fr.kind == failover_fault) {
+      // The cluster's node timeout is 2 s; the bound is for a loaded machine.
+      std::string what;
+      fr.problem = cluster->fail_over(pick_slot(), what, 60s);
+      fmt::print("  failover: {}\n", fr.problem.empty() ? what : fr.problem);
+    } else if (fr.kind == pause_fault) {
+      const auto ms = pick(s.lease_ms * 3 / 2, s.lease_ms * 2);
+      std::string what;
+      fr.problem = cluster->pause_master(pick_slot(), ms, what);
+      fmt::print("  pause: {}\n", fr.problem.empty() ? what : fr.problem);
+      sleep_ms(ms);
+    } else if (fr.kind == client_kill_fault) {
+      fr.problem = cluster->cut_all_connections();
     } else if (fr.kind == chaos::data_loss_fault) {
       // Once every tick due by fr.start ran or is a dead letter, what the
       // loss takes is exactly what is due from fr.start until the schedules
       // are back (the checker excuses those ticks, and only those).
       if (wait_caught_up(in, admin, log, fr.start, 30'000) < 0)
         fr.problem = "the fleet had not caught up before the loss";
-      redis.kill9();
-      std::filesystem::remove_all(redis.dir() / "appendonlydir");
-      std::filesystem::remove(redis.dir() / "dump.rdb");
-      redis.start();
+      redis->kill9();
+      std::filesystem::remove_all(redis->dir() / "appendonlydir");
+      std::filesystem::remove(redis->dir() / "dump.rdb");
+      redis->start();
       fr.end = now_ms() + 1000;  // re-created from here on
       const auto problem = admin.recreate(fr.end);
       if (!problem.empty()) fr.problem += (fr.problem.empty() ? "" : "; ") + problem;
     } else if (fr.kind == chaos::maxmemory_fault) {
       admin.prepare_maxmemory_probe();
       // Below what is used: every write that needs memory is refused.
-      const auto limit = std::max<std::int64_t>(1, used_memory(redis.port()) / 2);
-      redis_command(redis.port(), {"CONFIG", "SET", "maxmemory", std::to_string(limit)});
+      const auto limit = std::max<std::int64_t>(1, used_memory(redis->port()) / 2);
+      redis_command(redis->port(), {"CONFIG", "SET", "maxmemory", std::to_string(limit)});
       fr.problem = admin.probe_at_maxmemory();
       sleep_ms(pick(s.lease_ms, s.lease_ms * 2));  // the fleet claims, runs and acks meanwhile
-      redis_command(redis.port(), {"CONFIG", "SET", "maxmemory", "0"});
+      redis_command(redis->port(), {"CONFIG", "SET", "maxmemory", "0"});
     } else {  // deploy: in place, or replace with the same start
       fr.problem = admin.deploy(deploys++ % 2 == 0);
     }
@@ -389,7 +448,7 @@ int run_harness(const settings& s) {
   fmt::print("surviving workers' counters: claimed {}, acked {}, stale acks rejected {}, released {}, "
              "leases lost {}, reconnects {}, dead-lettered {}, timed out {}, no handler {}, data lost {}\n",
              sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9]);
-  fmt::print("proxy connections accepted: {}\n", proxy.connections_accepted());
+  if (proxy) fmt::print("proxy connections accepted: {}\n", proxy->connections_accepted());
   for (std::size_t i = 0; i < rep.violations.size() && i < 20; ++i) fmt::print("VIOLATION: {}\n", rep.violations[i]);
   for (const auto& u : unexercised) fmt::print("NOT EXERCISED: {}\n", u);
   const bool ok = rep.ok() && unexercised.empty() && malformed == 0 && bad_exits == 0 && rep.ticks_expected > 0;
@@ -409,12 +468,20 @@ int run_harness(const settings& s) {
 int main(int argc, char** argv) {
   try {
     if (argc == 7 && std::strcmp(argv[1], "--worker") == 0)
-      return chaos::run_worker(static_cast<std::uint16_t>(std::stoi(argv[2])), argv[3], argv[4], std::stoi(argv[5]),
+      return chaos::run_worker(argv[2], argv[3], argv[4], std::stoi(argv[5]),
                                static_cast<std::uint32_t>(std::stoul(argv[6])));
     settings s;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      const auto v = std::stoll(argv[i + 1]);
+      if (a == "--cluster") {
+        s.cluster = true;
+        continue;
+      }
+      if (i + 1 == argc) {
+        fmt::print(stderr, "durable_chaos: {} without a value\n", a);
+        return 2;
+      }
+      const auto v = std::stoll(argv[++i]);
       if (a == "--seconds") s.seconds = static_cast<int>(std::max<long long>(1, v));
       else if (a == "--workers") s.workers = static_cast<int>(std::max<long long>(1, v));
       else if (a == "--schedules") s.schedules = static_cast<int>(std::max<long long>(1, v));

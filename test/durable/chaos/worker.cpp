@@ -35,10 +35,29 @@ void append_line(int fd, const std::string& line) {
 
 }  // namespace
 
-scheduler_options worker_options(std::uint16_t port, const std::string& ns, int lease_ms, std::uint32_t partitions) {
+redis_options redis_target(const std::string& spec) {
+  redis_options r;
+  const std::string cluster = "cluster:";
+  if (spec.rfind(cluster, 0) != 0) {
+    r.port = static_cast<std::uint16_t>(std::stoul(spec));
+    return r;
+  }
+  std::size_t at = cluster.size();
+  while (at < spec.size()) {
+    auto comma = spec.find(',', at);
+    if (comma == std::string::npos) comma = spec.size();
+    r.cluster.seeds.push_back({"127.0.0.1", static_cast<std::uint16_t>(std::stoul(spec.substr(at, comma - at)))});
+    at = comma + 1;
+  }
+  if (r.cluster.seeds.empty()) throw std::invalid_argument("a cluster target without seeds: " + spec);
+  return r;
+}
+
+scheduler_options worker_options(const redis_options& redis, const std::string& ns, int lease_ms,
+                                 std::uint32_t partitions) {
   using namespace std::chrono_literals;
   scheduler_options o;
-  o.redis.port = port;
+  o.redis = redis;
   // Short timeouts: a stalled connection must be noticed well within a
   // lease, so extension can retry on a fresh one.
   o.redis.connect_timeout = std::chrono::milliseconds(lease_ms / 4);
@@ -58,7 +77,7 @@ scheduler_options worker_options(std::uint16_t port, const std::string& ns, int 
   return o;
 }
 
-int run_worker(std::uint16_t port, const std::string& ns, const std::string& log, int lease_ms,
+int run_worker(const std::string& target, const std::string& ns, const std::string& log, int lease_ms,
                std::uint32_t partitions) {
   ::signal(SIGTERM, [](int) { worker_terminate_requested = true; });
   const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
@@ -66,7 +85,7 @@ int run_worker(std::uint16_t port, const std::string& ns, const std::string& log
   if (fd < 0 || events < 0) return 2;
   // Four threads: hung handlers hold theirs for three timeouts.
   chronopool::scheduled_thread_pool pool(4);
-  auto options = worker_options(port, ns, lease_ms, partitions);
+  auto options = worker_options(redis_target(target), ns, lease_ms, partitions);
   // Only data_lost matters to the checker; poison and orphan fires log a
   // warning at each attempt, which would drown the harness's report.
   options.log_handler = [events](const chronopool::log_record& r) {

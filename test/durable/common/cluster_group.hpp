@@ -63,6 +63,11 @@ class cluster_group {
   void wait_ok(std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
   /// kill -9 of node `i`: a crash.
   void kill9(std::size_t i) { nodes_.at(i)->kill9(); }
+  /// Starts node `i` again after kill9(i), on its port and directory: its
+  /// nodes file brings it back into the cluster (a master whose slots were
+  /// taken over meanwhile rejoins as a replica of the new owner). Nodes keep
+  /// no data on disk, so it comes back empty and syncs from its master.
+  void start(std::size_t i) { nodes_.at(i)->start(); }
   bool running(std::size_t i) const { return nodes_.at(i)->running(); }
 
  private:

@@ -3,7 +3,8 @@
 // The chaos harness's checker must catch each kind of violation: a tick
 // that never ran, a repeat under the same token, a repeat or an overlap far
 // from any fault or after a deploy, a dead letter given up early, tokens
-// that fall across a data loss, a data loss nobody reported. (Its passing
+// that fall across a data loss or from one occurrence to the next, a data
+// loss nobody reported. (Its passing
 // verdict means nothing unless it can fail.)
 #include <boost/test/unit_test.hpp>
 
@@ -100,6 +101,22 @@ BOOST_AUTO_TEST_CASE(overlapping_runs_need_a_fault_near_them) {
   BOOST_TEST(!rep.ok());
   BOOST_TEST(rep.overlaps == 1u);
   in.faults.push_back(chaos_checker_fault("SIGSTOP", 1102, 1400));
+  BOOST_TEST(chaos::check(in).ok());
+}
+
+BOOST_AUTO_TEST_CASE(the_first_token_of_each_occurrence_must_grow) {
+  auto in = clean();
+  in.runs[2].token = 2;  // 1200 first ran under 1100's token
+  auto rep = chaos::check(in);
+  BOOST_TEST_REQUIRE(!rep.ok());
+  BOOST_TEST(rep.violations.front().find("a token went back: s@1200 token 2") != std::string::npos);
+  in.runs[2].token = 1;  // below it
+  BOOST_TEST(!chaos::check(in).ok());
+  // A repeat of 1100 after 1200 ran (writes rolled back by a failover),
+  // under a higher token: the occurrences' first tokens still grow.
+  in = clean();
+  in.runs.push_back(run(1100, 9, 1250, 1260));
+  in.faults.push_back(chaos_checker_fault("kill -9 master, replica promoted", 1215, 1240));
   BOOST_TEST(chaos::check(in).ok());
 }
 
