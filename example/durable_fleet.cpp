@@ -10,15 +10,18 @@
 // expires, under a larger fencing token. At the end the log is checked:
 // every tick handled, none lost.
 //
-//   durable_fleet [--workers N] [--seconds S] [--period-ms P] [--redis-port PORT]
+//   durable_fleet [--workers N] [--seconds S] [--period-ms P] [--redis-port PORT | --cluster]
 //
 // Without --redis-port (or CHRONOPOOL_REDIS_PORT) it starts its own
-// redis-server on a free loopback port in a temporary directory.
+// redis-server on a free loopback port in a temporary directory; with
+// --cluster, its own Redis Cluster of three masters there instead, the
+// namespace in four partitions (redis-cli joins the nodes).
 #include "quiet_use_future.hpp"  // first: see there
 
 #include <chronopool/durable/scheduler.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
+#include "cluster_group.hpp"
 #include "redis_server.hpp"
 
 #include <fmt/format.h>
@@ -51,13 +54,24 @@ struct settings {
   int seconds = 4;
   int period_ms = 200;
   std::uint16_t redis_port = 0;
+  bool cluster = false;
 };
 
 std::atomic<bool> terminate_requested{false};
 
-cd::scheduler_options worker_options(std::uint16_t port, const std::string& ns) {
+// `where` is "<port>" of one server, or "cluster:<port>,<port>,..." of a
+// cluster's masters (as handed to the worker processes).
+cd::scheduler_options worker_options(const std::string& where, const std::string& ns) {
   cd::scheduler_options o;
-  o.redis.port = port;
+  const std::string cluster = "cluster:";
+  if (where.rfind(cluster, 0) == 0) {
+    std::istringstream ports(where.substr(cluster.size()));
+    for (std::string p; std::getline(ports, p, ',');)
+      o.redis.cluster.seeds.push_back({"127.0.0.1", static_cast<std::uint16_t>(std::stoi(p))});
+    o.partitions = 4;  // a namespace spread over the masters
+  } else {
+    o.redis.port = static_cast<std::uint16_t>(std::stoi(where));
+  }
   o.name_space = ns;
   o.lease = 1s;  // short, so a killed worker's tick is retried quickly
   o.max_poll = 500ms;
@@ -65,13 +79,13 @@ cd::scheduler_options worker_options(std::uint16_t port, const std::string& ns) 
 }
 
 // One worker process: handles "report" fires until SIGTERM.
-int run_worker(std::uint16_t port, const std::string& ns, const std::string& log_path) {
+int run_worker(const std::string& where, const std::string& ns, const std::string& log_path) {
   ::signal(SIGTERM, [](int) { terminate_requested = true; });
   const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
   if (log_fd < 0) return 2;
 
   chronopool::scheduled_thread_pool pool(2);
-  cd::scheduler sched(pool.get_executor(), worker_options(port, ns));
+  cd::scheduler sched(pool.get_executor(), worker_options(where, ns));
   sched.register_handler("report", [&](const cd::fire_context& f) {
     // One write() per line with O_APPEND: lines from all workers interleave whole.
     const auto line = fmt::format("{} {} {}\n", f.fire_id, f.token, ::getpid());
@@ -88,11 +102,10 @@ int run_worker(std::uint16_t port, const std::string& ns, const std::string& log
   return 0;
 }
 
-pid_t spawn_worker(const char* self, std::uint16_t port, const std::string& ns, const std::string& log) {
-  const std::string p = std::to_string(port);  // before fork: the child may only exec
-  const pid_t pid = ::fork();
+pid_t spawn_worker(const char* self, const std::string& where, const std::string& ns, const std::string& log) {
+  const pid_t pid = ::fork();  // the child only execs
   if (pid == 0) {
-    ::execl(self, self, "--worker", p.c_str(), ns.c_str(), log.c_str(), static_cast<char*>(nullptr));
+    ::execl(self, self, "--worker", where.c_str(), ns.c_str(), log.c_str(), static_cast<char*>(nullptr));
     std::_Exit(127);
   }
   return pid;
@@ -118,15 +131,22 @@ std::int64_t due_of(const std::string& fire_id) {
 
 int run_fleet(const char* self, const settings& s) {
   std::optional<cd::test::redis_server> own_redis;
-  std::uint16_t port = s.redis_port;
-  if (port == 0) {
+  std::optional<cd::test::cluster_group> own_cluster;
+  std::string where = std::to_string(s.redis_port);
+  if (s.cluster) {
+    own_cluster.emplace("redis-server", 3);
+    where = "cluster:";
+    for (const auto p : own_cluster->master_ports()) where += std::to_string(p) + ",";
+    where.pop_back();
+    fmt::print("started a Redis Cluster of 3 masters on 127.0.0.1 ports {}\n", where.substr(8));
+  } else if (s.redis_port == 0) {
     cd::test::redis_server_options ro;
     own_redis.emplace(ro);
     own_redis->start();
-    port = own_redis->port();
-    fmt::print("started redis-server on 127.0.0.1:{} (append-only file in {})\n", port, own_redis->dir().string());
+    where = std::to_string(own_redis->port());
+    fmt::print("started redis-server on 127.0.0.1:{} (append-only file in {})\n", where, own_redis->dir().string());
   } else {
-    fmt::print("using redis on 127.0.0.1:{}\n", port);
+    fmt::print("using redis on 127.0.0.1:{}\n", s.redis_port);
   }
   const std::string ns = fmt::format("fleet-demo-{}", ::getpid());
   const std::string log = fmt::format("/tmp/chronopool-fleet-{}.log", ::getpid());
@@ -134,7 +154,7 @@ int run_fleet(const char* self, const settings& s) {
 
   // The schedule is created once, by a process that runs no fires.
   chronopool::scheduled_thread_pool pool(1);
-  cd::scheduler admin(pool.get_executor(), worker_options(port, ns));
+  cd::scheduler admin(pool.get_executor(), worker_options(where, ns));
   const auto period = std::chrono::milliseconds(s.period_ms);
   // Every hour's report is wanted, so ticks missed while the killed worker's
   // lease ran out are caught up rather than folded into one (the default).
@@ -148,7 +168,7 @@ int run_fleet(const char* self, const settings& s) {
   fmt::print("schedule 'hourly-report' every {} ms; {} workers; {} s\n", s.period_ms, s.workers, s.seconds);
 
   std::vector<pid_t> workers;
-  for (int i = 0; i < s.workers; ++i) workers.push_back(spawn_worker(self, port, ns, log));
+  for (int i = 0; i < s.workers; ++i) workers.push_back(spawn_worker(self, where, ns, log));
 
   std::this_thread::sleep_for(std::chrono::milliseconds(s.seconds * 500));
   const pid_t victim = workers.front();
@@ -218,20 +238,31 @@ int run_fleet(const char* self, const settings& s) {
 int main(int argc, char** argv) {
   try {
     if (argc == 5 && std::strcmp(argv[1], "--worker") == 0)
-      return run_worker(static_cast<std::uint16_t>(std::stoi(argv[2])), argv[3], argv[4]);
+      return run_worker(argv[2], argv[3], argv[4]);
     settings s;
     if (const char* p = std::getenv("CHRONOPOOL_REDIS_PORT")) s.redis_port = static_cast<std::uint16_t>(std::stoi(p));
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string a = argv[i];
-      const int v = std::stoi(argv[i + 1]);
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--cluster") {
+        s.cluster = true;
+        continue;
+      }
+      const int v = i + 1 < argc ? std::stoi(argv[++i]) : -1;
+      if (v < 0) a.clear();  // a flag without its value: usage
       if (a == "--workers") s.workers = std::max(2, v);
       else if (a == "--seconds") s.seconds = std::max(2, v);
       else if (a == "--period-ms") s.period_ms = std::max(20, v);
       else if (a == "--redis-port") s.redis_port = static_cast<std::uint16_t>(v);
       else {
-        fmt::print(stderr, "usage: {} [--workers N] [--seconds S] [--period-ms P] [--redis-port PORT]\n", argv[0]);
+        fmt::print(stderr, "usage: {} [--workers N] [--seconds S] [--period-ms P] [--redis-port PORT | --cluster]\n",
+                   argv[0]);
         return 2;
       }
+    }
+    if (s.cluster && s.redis_port != 0) {
+      fmt::print(stderr, "durable_fleet: --cluster starts its own cluster; --redis-port (or CHRONOPOOL_REDIS_PORT) "
+                         "names one server\n");
+      return 2;
     }
     return run_fleet("/proc/self/exe", s);
   } catch (const std::exception& e) {
