@@ -9,7 +9,9 @@ Per round and library, on the redis-server at PORT: FLUSHALL, the library
 loaded, N (env N, default 6400) schedules put (env MODE: single = fixed
 rate, fired once, as docs/performance.md; oneshot; steady = fixed rate fired
 four times, the last measured), claimed 64 per call, acknowledged in
-pipelines of 64. Reported per call: commandstats usec, and main-thread CPU
+pipelines of 64. With env BULK=1, libraries after v3 put their schedules
+through cp_put_many (async_upsert_schedules' call) in calls of 250, v3 (which
+has none) one per call as before: the cost of a bulk creation against v3's. Reported per call: commandstats usec, and main-thread CPU
 (INFO cpu). With env CG_PID (and CG_DIR) naming a redis-server run under
   valgrind --tool=callgrind --callgrind-out-file=$CG_DIR/cg.%p.out redis-server ...
 it reports the instructions executed instead (deterministic), one round.
@@ -95,10 +97,21 @@ def run(r, src, v, n, ns):
             a = ["job%d" % i, "bench", "p" * 32, "rate", "abs", 1000000 + i, 86400000, "once", 1, 0]
         if v != "v3": a.append(0 if v.endswith("h0") else 10)
         return ["FCALL", "cp_put_" + v[:2], 1, key] + a
+    def put_many(b, e):
+        # put_args' values, padded to the 18 of an item (no policy, no cron).
+        items = []
+        for i in range(b, e):
+            a = put_args(i)[4:]
+            items += a + [""] * (18 - len(a))
+        return ["FCALL", "cp_put_many_" + v[:2], 1, key] + items
+    bulk = os.environ.get("BULK") == "1" and v != "v3"
     r.call("CONFIG", "RESETSTAT")
     ir(r)
     c0 = cpu_us(r)
-    for b in range(0, n, 256): r.pipe([put_args(i) for i in range(b, min(n, b + 256))])
+    if bulk:
+        for b in range(0, n, 250): r.call(*put_many(b, min(n, b + 250)))
+    else:
+        for b in range(0, n, 256): r.pipe([put_args(i) for i in range(b, min(n, b + 256))])
     res["put_cpu"] = (cpu_us(r) - c0, n)
     res["put_ir"] = (ir(r), n)
     res["put"] = fcall_usec(r)

@@ -8,7 +8,7 @@
 // per 500 schedules). Fixed-rate schedules, and cron schedules in a time
 // zone (whose first instant is computed here from Redis's TIME).
 #include "creations_bench.hpp"
-#include "server_cpu.hpp"
+#include "server_info.hpp"
 
 #include <redis_server.hpp>
 

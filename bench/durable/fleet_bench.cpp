@@ -17,7 +17,7 @@
 // exactly once. CPU: Redis's (INFO cpu) and the workers' own (getrusage).
 #include "fleet_bench.hpp"
 #include "../stats.hpp"
-#include "server_cpu.hpp"
+#include "server_info.hpp"
 
 #include <cluster_group.hpp>
 #include <redis_server.hpp>
@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -303,6 +304,14 @@ int run_fleet(const fleet_options& o, const char* self) {
   const std::string tally_path = (tally_dir / "tally").string();
 
   std::vector<double> create_rate, drain_rate, create_redis_us, drain_redis_us, create_cpu_us, drain_cpu_us;
+  // Redis memory per pending schedule (summed over the masters) and the
+  // largest master's share of it: what a capacity plan needs.
+  std::vector<double> bytes_per_schedule, largest_share;
+  const auto memory = [&] {
+    std::vector<double> m;
+    for (const auto p : ports) m.push_back(server_memory_bytes(p));
+    return m;
+  };
   for (int rep = 0; rep <= o.reps; ++rep) {  // rep 0 warms up
     const std::string ns = fmt::format("fleet{}", rep);
     tally shared(tally_path, o.n, true);
@@ -345,7 +354,18 @@ int run_fleet(const fleet_options& o, const char* self) {
       redis_us.push_back((r1 - r0) * 1e6 / n);
       cpu_us.push_back(cpu * 1e6 / n);
     };
+    const auto before = memory();
     phase("create", create_rate, create_redis_us, create_cpu_us);
+    if (rep != 0) {
+      const auto after = memory();
+      double total = 0, largest = 0;
+      for (std::size_t i = 0; i < ports.size(); ++i) {
+        total += after[i] - before[i];
+        largest = std::max(largest, after[i] - before[i]);
+      }
+      bytes_per_schedule.push_back(total / static_cast<double>(o.n));
+      largest_share.push_back(total > 0 ? 100.0 * largest / total : 0.0);
+    }
     phase("drain", drain_rate, drain_redis_us, drain_cpu_us);
     if (const std::size_t bad = shared.not_once(); bad != 0)
       throw std::runtime_error(fmt::format("fleet: {} of {} schedules did not fire exactly once", bad, o.n));
@@ -371,6 +391,9 @@ int run_fleet(const fleet_options& o, const char* self) {
              cell(create_redis_us, "{:.1f}"), cell(create_cpu_us, "{:.1f}"));
   fmt::print("| drain (started schedulers, claim + handler + ack) | {} | {} | {} |\n", cell(drain_rate, "{:.0f}"),
              cell(drain_redis_us, "{:.1f}"), cell(drain_cpu_us, "{:.1f}"));
+  fmt::print("\nRedis memory per pending schedule (used_memory after the creations minus before, summed over "
+             "the servers): {} B; the largest server's share of it: {} %.\n",
+             cell(bytes_per_schedule, "{:.0f}"), cell(largest_share, "{:.1f}"));
   fmt::print("\nEvery schedule fired exactly once in every repetition.\n");
   std::error_code ec;
   std::filesystem::remove_all(tally_dir, ec);
