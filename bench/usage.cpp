@@ -15,4 +15,10 @@ sample now() {
   return {static_cast<std::int64_t>(u.ru_nvcsw), ns(u.ru_utime) + ns(u.ru_stime)};
 }
 
+figure meter::cpu_ms() const { return {"CPU ms", static_cast<double>(total_.cpu_ns) / 1e6}; }
+
+figure meter::cpu_ns_per(const std::string& unit, std::size_t ops) const {
+  return {"CPU ns/" + unit, static_cast<double>(total_.cpu_ns) / static_cast<double>(ops)};
+}
+
 }  // namespace bench::usage

@@ -10,15 +10,15 @@ std::span<const workload_def> all_workloads() {
   // Memory-heavy workloads first: the process's peak RSS is then set by the
   // workload that owns it (each run still reports its own delta).
   static const std::array<workload_def, 10> defs{{
-      {"fire", "N one-shot timers spread over a window; submit cost, lateness, peak RSS", fire_cases},
-      {"timeout", "M outstanding 30 s timeouts; re-arm (cancel old + arm new) cost from T threads", timeout_cases},
-      {"cancel", "N far-future timers armed, then all cancelled; ns/op and RSS", cancel_cases},
+      {"fire", "N one-shot timers spread over a window; submit cost, lateness, peak RSS, CPU", fire_cases},
+      {"timeout", "M outstanding 30 s timeouts; re-arm (cancel old + arm new) cost from T threads, CPU", timeout_cases},
+      {"cancel", "N far-future timers armed, then all cancelled; ns/op, RSS, CPU", cancel_cases},
       {"memory", "bytes per pending timer (RSS delta / N)", memory_cases},
-      {"periodic", "K fixed-rate tasks at 10 ms; ticks done and drift from the ideal schedule", periodic_cases},
-      {"sleep", "a coroutine sleeping 0 and 1 ms in a loop; round trip and lateness", sleep_cases},
+      {"periodic", "K fixed-rate tasks at 10 ms; ticks done, drift from the ideal schedule, wake-ups, CPU", periodic_cases},
+      {"sleep", "a coroutine sleeping 0 and 1 ms in a loop; round trip, lateness, CPU", sleep_cases},
       {"coalesce", "N timers due over a window, exact and with a leeway; wake-ups, CPU, lateness", coalesce_cases},
-      {"broadcast", "K waits on one timer, all cancelled, then all fired; ns per wait", broadcast_cases},
-      {"post", "post from T threads into the pool; ns per function", post_cases},
+      {"broadcast", "K waits on one timer, all cancelled, then all fired; ns per wait, CPU", broadcast_cases},
+      {"post", "post from T threads into the pool; ns per function, CPU", post_cases},
       {"delayed", "N one-shot pool tasks over a window (execute_after, schedule, schedule_at; futures dropped or kept); submit cost, lateness, CPU", delayed_cases},
   }};
   return defs;

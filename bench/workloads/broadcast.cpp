@@ -4,8 +4,11 @@
 // asynchronous event (a far expiry that many coroutines wait on, then
 // cancel() to wake them all, or an expiry that wakes them all at once).
 // Measures the cost per wait of starting them, of cancelling them all and of
-// firing them all: each should be O(1) per wait whatever K is.
+// firing them all: each should be O(1) per wait whatever K is. Also the
+// process's CPU time over both rounds (the lead to the deadline, when every
+// thread should be asleep, included) per wait started, 2K in all.
 #include "../harness.hpp"
+#include "../usage.hpp"
 #include "../workloads.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -25,9 +28,11 @@ run_result broadcast_once(Runner& r, std::size_t k, std::chrono::milliseconds le
   const auto waits = static_cast<std::int64_t>(k);
   countdown aborted(waits), fired(waits);  // outlive r.finish(): handlers refer to them
   std::int64_t arm_ns = 0, cancel_ns = 0, fire_ns = 0;
+  usage::meter use;
   {
     // Woken by cancel(): from the call to the last handler.
     Timer t(r.context(), 1h);
+    use.start();
     const auto t0 = clock::now();
     for (std::size_t i = 0; i < k; ++i) {
       t.async_wait([&aborted](const boost::system::error_code& ec) {
@@ -51,6 +56,7 @@ run_result broadcast_once(Runner& r, std::size_t k, std::chrono::milliseconds le
     }
     fired.wait();
     fire_ns = ns_between(deadline, clock::now());
+    use.stop();
   }
   r.finish();
 
@@ -60,6 +66,7 @@ run_result broadcast_once(Runner& r, std::size_t k, std::chrono::milliseconds le
       {"arm ns/wait", per_wait(arm_ns)},
       {"cancel all ns/wait", per_wait(cancel_ns)},
       {"fire all ns/wait", per_wait(fire_ns)},
+      use.cpu_ns_per("wait", 2 * k),
   };
   return out;
 }

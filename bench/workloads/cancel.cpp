@@ -4,17 +4,21 @@
 // that thread. Measures both loops, the time from the cancel loop's start
 // until every cancelled handler has run, and whether cancelling gives memory back
 // (heap in use and RSS, as deltas from before arming, while armed and after
-// the cancelled handlers ran). The timer objects stay alive throughout: what
-// cancel can free is what each wait allocated.
+// the cancelled handlers ran), and the process's CPU time per timer over
+// arming, cancelling and delivering (the memory reads in between left out).
+// The timer objects stay alive throughout: what cancel can free is what each
+// wait allocated.
 //
 // A second case, `probed`, cancels the same way while another thread, every
 // ~20 us, cancels one wait of a timer made by the cancelling thread and
 // starts another: how long an operation on another timer can be held up by
 // the mass cancel (with chronopool it locks the same shard; with Asio, the
 // same timer queue). Its own run: timing every cancel() call would slow the
-// loop measured above.
+// loop measured above. It reports no CPU time: the prober's own loop would
+// be much of it.
 #include "../harness.hpp"
 #include "../rss.hpp"
+#include "../usage.hpp"
 #include "../workloads.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -41,9 +45,11 @@ run_result cancel_once(Runner& r, std::size_t n) {
   const std::int64_t heap_base = rss::heap_in_use_bytes();
   std::int64_t arm_ns = 0, cancel_ns = 0, delivered_ns = 0, armed_rss = 0, after_rss = 0, armed_heap = 0,
                after_heap = 0;
+  usage::meter use;
   {
     std::vector<Timer> timers;
     timers.reserve(n);
+    use.start();
     const auto t0 = clock::now();
     for (std::size_t i = 0; i < n; ++i) {
       timers.emplace_back(r.context(), 1h);
@@ -52,8 +58,10 @@ run_result cancel_once(Runner& r, std::size_t n) {
       });
     }
     const auto t1 = clock::now();
+    use.stop();
     armed_rss = rss::current_bytes() - base;
     armed_heap = rss::heap_in_use_bytes() - heap_base;
+    use.start();
     for (auto& t : timers) t.cancel();
     cancel_ns = ns_between(t1, clock::now());
     arm_ns = ns_between(t0, t1);
@@ -61,6 +69,7 @@ run_result cancel_once(Runner& r, std::size_t n) {
     // The loop alone flatters whichever side leaves the most of the work to
     // the io threads until after it: this counts until the last handler ran.
     delivered_ns = ns_between(t1, clock::now());
+    use.stop();
     // Freed memory counts as given back once the allocator can return it.
     rss::trim();
     after_rss = rss::current_bytes() - base;
@@ -78,6 +87,7 @@ run_result cancel_once(Runner& r, std::size_t n) {
       {"heap after cancel MiB", rss::to_mib(after_heap)},
       {"RSS armed MiB", rss::to_mib(armed_rss)},
       {"RSS after cancel MiB", rss::to_mib(after_rss)},
+      use.cpu_ns_per("timer (arm, cancel, deliver)", n),
   };
   return out;
 }

@@ -35,12 +35,12 @@ run_result coalesce_once(Runner& r, const std::vector<std::int64_t>& offsets_ns,
   std::vector<clock::time_point> asked(n);
   std::vector<std::int64_t> lateness_ns(n, 0);
   countdown left(static_cast<std::int64_t>(n));  // outlives r.finish(): handlers refer to it
-  usage::sample before{}, after{};
+  usage::meter use;
   {
     std::vector<Timer> timers;
     timers.reserve(n);
     for (std::size_t i = 0; i < n; ++i) timers.emplace_back(r.context());
-    before = usage::now();
+    use.start();
     for (std::size_t i = 0; i < n; ++i) {
       const auto offset = std::chrono::nanoseconds(offsets_ns[i]);
       asked[i] = clock::now() + offset;
@@ -55,7 +55,7 @@ run_result coalesce_once(Runner& r, const std::vector<std::int64_t>& offsets_ns,
       });
     }
     left.wait();
-    after = usage::now();
+    use.stop();
   }
   r.finish();
 
@@ -63,8 +63,8 @@ run_result coalesce_once(Runner& r, const std::vector<std::int64_t>& offsets_ns,
   auto us = [&](double q) { return static_cast<double>(quantile_sorted(lateness_ns, q)) / 1e3; };
   run_result out;
   out.figures = {
-      {"wake-ups (voluntary switches)", static_cast<double>(after.voluntary_switches - before.voluntary_switches)},
-      {"CPU ms", static_cast<double>(after.cpu_ns - before.cpu_ns) / 1e6},
+      {"wake-ups (voluntary switches)", static_cast<double>(use.voluntary_switches())},
+      use.cpu_ms(),
       {"lateness p50 us", us(0.50)},
       {"lateness p99 us", us(0.99)},
   };

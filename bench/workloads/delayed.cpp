@@ -51,7 +51,8 @@ run_result delayed_run(unsigned threads, delayed_call call, const std::vector<st
   if (call == delayed_call::schedule_at_kept) kept.reserve(n);
   cp_pool_runner r(threads);
   auto& pool = r.context();
-  const usage::sample before = usage::now();
+  usage::meter use;
+  use.start();
   const auto t0 = clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     const auto delay = std::chrono::nanoseconds(offsets_ns[i]);
@@ -81,7 +82,7 @@ run_result delayed_run(unsigned threads, delayed_call call, const std::vector<st
   }
   const auto submit_ns = ns_between(t0, clock::now());
   s.left.wait();
-  const usage::sample after = usage::now();
+  use.stop();
   r.finish();
 
   std::vector<std::int64_t> sorted = s.lateness_ns;
@@ -94,7 +95,7 @@ run_result delayed_run(unsigned threads, delayed_call call, const std::vector<st
       {"lateness p99 us", us(0.99)},
       {"lateness p99.9 us", us(0.999)},
       {"lateness max us", static_cast<double>(sorted.back()) / 1e3},
-      {"CPU ms", static_cast<double>(after.cpu_ns - before.cpu_ns) / 1e6},
+      use.cpu_ms(),
   };
   return out;
 }

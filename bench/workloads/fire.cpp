@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // fire: N one-shot timers armed from one thread, deadlines uniform over a
 // window starting at the moment each is armed; every handler records how late
-// it started. Measures the submit path, the firing path under a deep heap, and
-// the memory a pending timer costs.
+// it started. Measures the submit path, the firing path under a deep heap,
+// the memory a pending timer costs, and the process's CPU time from the first
+// submission to the last handler, per timer.
 //
 // Two shapes: timers kept in a vector with a two-word handler (the shape that
 // waits inline in a chronopool timer), and the shape servers often write, a
@@ -12,6 +13,7 @@
 #include "../harness.hpp"
 #include "../rss.hpp"
 #include "../stats.hpp"
+#include "../usage.hpp"
 #include "../workloads.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -105,9 +107,11 @@ run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns, sha
   std::int64_t submit_ns = 0;
   std::int64_t peak = 0;
   clock::time_point t0;
+  usage::meter use;
   {
     std::vector<Timer> timers;
     if (sh == shape::vector_2w) timers.reserve(n);
+    use.start();
     t0 = clock::now();
     for (std::size_t i = 0; i < n; ++i) {
       // What expires_after(offset) does, with the deadline kept for the handler.
@@ -117,6 +121,7 @@ run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns, sha
     }
     submit_ns = ns_between(t0, clock::now());
     s.left.wait();
+    use.stop();
     peak = rss::peak_bytes();
   }
   r.finish();
@@ -141,6 +146,7 @@ run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns, sha
       // only spins would see this late.
       {"over 10 us late %", over_10us_pct(sorted)},
       {"peak RSS delta MiB", rss::to_mib(peak - rss_base)},
+      use.cpu_ns_per("timer", n),
   };
   for (const auto& [q, v] : cdf_points(sorted)) out.cdf.emplace_back(q, static_cast<double>(v) / 1e3);
   return out;

@@ -3,7 +3,8 @@
 // memory: bytes per pending timer — the growth of N armed far-future timers
 // (timer objects in a vector plus whatever each wait allocates), / N; as RSS
 // (what the machine pays, pages included) and as heap in use (what was
-// allocated, without the allocator's page-level slack).
+// allocated, without the allocator's page-level slack). No CPU figure: the
+// arming is cancel's arm phase, whose CPU time cancel reports.
 #include "../harness.hpp"
 #include "../rss.hpp"
 #include "../workloads.hpp"

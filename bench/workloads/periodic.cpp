@@ -99,7 +99,7 @@ run_result periodic_once(Runner& r, std::size_t k, std::chrono::milliseconds len
   constexpr bool on_pool = std::is_same_v<std::decay_t<decltype(r.context())>, chronopool::scheduled_thread_pool>;
   chronopool::periodic_options options;
   options.leeway = leeway;
-  usage::sample at_start{}, at_end{};
+  usage::meter use;
   {
     std::deque<asio_rearm> asio_tasks;
     std::vector<chronopool::periodic_handle> cp_io_tasks;
@@ -118,9 +118,9 @@ run_result periodic_once(Runner& r, std::size_t k, std::chrono::milliseconds len
       }
     }
     std::this_thread::sleep_until(start);
-    at_start = usage::now();
+    use.start();
     std::this_thread::sleep_until(end);
-    at_end = usage::now();
+    use.stop();
     std::this_thread::sleep_until(end + 2 * period);
     // Asio's handlers stop by themselves after the end; chronopool's are cancelled.
     for (auto& h : cp_io_tasks) h.cancel();
@@ -145,9 +145,9 @@ run_result periodic_once(Runner& r, std::size_t k, std::chrono::milliseconds len
       {"drift p50 us", us(0.50)},
       {"drift p99 us", us(0.99)},
       {"drift max us", all.empty() ? 0.0 : static_cast<double>(all.back()) / 1e3},
-      {"wake-ups/s (voluntary switches)", static_cast<double>(at_end.voluntary_switches - at_start.voluntary_switches) /
+      {"wake-ups/s (voluntary switches)", static_cast<double>(use.voluntary_switches()) /
                                               std::chrono::duration<double>(length).count()},
-      {"CPU % of one core", 100.0 * static_cast<double>(at_end.cpu_ns - at_start.cpu_ns) /
+      {"CPU % of one core", 100.0 * static_cast<double>(use.cpu_ns()) /
                                 static_cast<double>(std::chrono::nanoseconds(length).count())},
   };
   return out;

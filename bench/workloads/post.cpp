@@ -1,10 +1,12 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // post: T threads outside the pool post small functions into it, as
-// producers hand work to a pool. Measures the caller's cost of post() and
-// the end-to-end throughput until every function ran. Only the pools: on an
+// producers hand work to a pool. Measures the caller's cost of post(), the
+// end-to-end throughput until every function ran, and the process's CPU time
+// (posters and pool) per function over the same span. Only the pools: on an
 // io_context, chronopool does not touch post.
 #include "../harness.hpp"
+#include "../usage.hpp"
 #include "../workloads.hpp"
 
 #include <boost/asio/post.hpp>
@@ -47,11 +49,14 @@ run_result post_run(Runner& r, std::size_t total, unsigned threads) {
       p.post_ns = ns_between(t0, clock::now());
     });
   }
+  usage::meter use;
+  use.start();
   const auto t0 = clock::now();
   go.store(true);
   go.notify_all();
   all_ran.wait();
   const auto elapsed = ns_between(t0, clock::now());
+  use.stop();
   for (auto& t : posters) t.join();
   r.finish();
 
@@ -61,6 +66,7 @@ run_result post_run(Runner& r, std::size_t total, unsigned threads) {
   out.figures = {
       {"post call ns", post_ns / static_cast<double>(threads)},
       {"end-to-end ns/op (wall/ops)", static_cast<double>(elapsed) / static_cast<double>(per_thread * threads)},
+      use.cpu_ns_per("op", per_thread * threads),
   };
   return out;
 }

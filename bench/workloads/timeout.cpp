@@ -7,8 +7,10 @@
 // jobs on the set-up's own T threads, each job owning one slice of the
 // timers (Asio's timers may not be used concurrently), re-posting itself
 // every batch so that the cancelled waits' handlers run in between, as they
-// would in a server.
+// would in a server. Measures wall time and the process's CPU time per
+// pair, from the first re-arm until every cancelled wait's handler ran.
 #include "../harness.hpp"
+#include "../usage.hpp"
 #include "../workloads.hpp"
 
 #include <boost/asio/error.hpp>
@@ -64,6 +66,7 @@ run_result timeout_once(Runner& r, std::size_t m, std::size_t ops, unsigned thre
   const std::size_t per_slice = m / threads;
   const std::size_t ops_per_slice = ops / threads;
   std::int64_t elapsed_ns = 0;
+  usage::meter use;
   {
     // Set-up, not measured: every slice arms its timeouts on a worker.
     for (auto& s : slices) {
@@ -82,6 +85,7 @@ run_result timeout_once(Runner& r, std::size_t m, std::size_t ops, unsigned thre
     armed.wait();
 
     // Measured: until every re-arm is done and every cancelled wait's handler ran.
+    use.start();
     const auto t0 = clock::now();
     for (auto& s : slices) {
       struct job {
@@ -106,6 +110,7 @@ run_result timeout_once(Runner& r, std::size_t m, std::size_t ops, unsigned thre
     }
     done.wait();
     elapsed_ns = ns_between(t0, clock::now());
+    use.stop();
 
     // Tear-down: destroy each slice's timers on a worker (destruction cancels
     // the pending waits), then let the threads drain.
@@ -120,8 +125,10 @@ run_result timeout_once(Runner& r, std::size_t m, std::size_t ops, unsigned thre
   }
   r.finish();
 
+  const std::size_t pairs = ops_per_slice * threads;
   run_result out;
-  out.figures = {{"ns/pair (wall/ops)", static_cast<double>(elapsed_ns) / static_cast<double>(ops_per_slice * threads)}};
+  out.figures = {{"ns/pair (wall/ops)", static_cast<double>(elapsed_ns) / static_cast<double>(pairs)},
+                 use.cpu_ns_per("pair", pairs)};
   return out;
 }
 
