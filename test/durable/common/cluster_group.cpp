@@ -100,7 +100,18 @@ std::vector<node_line> parse_nodes(const std::string& text) {
 
 cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::size_t replicas_per_master,
                              std::string password, const tls_certificates* tls, std::vector<std::string> extra_args)
-    : dir_(make_cluster_dir()), password_(std::move(password)), ca_file_(tls ? tls->ca_file() : std::string()) {
+    : cluster_group(exe, masters, replicas_per_master, std::move(password), tls, std::move(extra_args), nullptr) {}
+
+cluster_group::cluster_group(const std::string& exe, std::size_t masters, detached where)
+    : cluster_group(exe, masters, 0, {}, nullptr, {}, &where) {}
+
+cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::size_t replicas_per_master,
+                             std::string password, const tls_certificates* tls, std::vector<std::string> extra_args,
+                             const detached* where)
+    : dir_(where ? std::filesystem::absolute(where->dir) : make_cluster_dir()),
+      owns_dir_(where == nullptr),
+      password_(std::move(password)),
+      ca_file_(tls ? tls->ca_file() : std::string()) {
   try {
     const std::size_t count = masters * (1 + replicas_per_master);
     // Each node needs a client port and a cluster bus port; ask for the bus
@@ -121,6 +132,7 @@ cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::s
       o.executable = exe;
       o.port = port;
       o.dir = dir_ / ("node" + std::to_string(i));
+      o.die_with_parent = where == nullptr;
       o.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes-" + std::to_string(port) + ".conf",
                       "--cluster-port", std::to_string(bus), "--cluster-node-timeout", "2000",
                       "--appendonly", "no", "--save", ""};
@@ -156,9 +168,9 @@ cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::s
       }
     }
   } catch (...) {
-    nodes_.clear();
+    nodes_.clear();  // stops every node started so far, detached or not
     std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
+    if (owns_dir_) std::filesystem::remove_all(dir_, ignored);
     throw;
   }
 }
@@ -166,7 +178,20 @@ cluster_group::cluster_group(const std::string& exe, std::size_t masters, std::s
 cluster_group::~cluster_group() {
   nodes_.clear();
   std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
+  if (owns_dir_) std::filesystem::remove_all(dir_, ignored);
+}
+
+std::vector<pid_t> cluster_group::release() {
+  // Nothing throws after the reserve: every node is released, or (when it
+  // throws) none is and the destructor still stops them all.
+  std::vector<pid_t> pids;
+  pids.reserve(nodes_.size());
+  for (auto& n : nodes_) {
+    const pid_t p = n->release();
+    if (p > 0) pids.push_back(p);
+  }
+  owns_dir_ = false;
+  return pids;
 }
 
 redis_options cluster_group::client_options() const {

@@ -3,12 +3,15 @@
 // A Redis Cluster on loopback for tests: masters (and replicas) started as
 // `redis-server --cluster-enabled yes` on free ports, each with its own
 // directory under one temporary directory, joined by `redis-cli --cluster
-// create`. Stopped and removed by the destructor.
+// create`. Stopped and removed by the destructor, unless released (a
+// cluster meant to outlive the process that started it: the CTest fixture).
 #pragma once
 
 #include "redis_server.hpp"
 
 #include <chronopool/durable/redis_options.hpp>
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -37,7 +40,16 @@ class cluster_group {
   explicit cluster_group(const std::string& redis_server_executable, std::size_t masters = 3,
                          std::size_t replicas_per_master = 0, std::string password = {},
                          const tls_certificates* tls = nullptr, std::vector<std::string> extra_args = {});
-  /// Stops every node and removes the directory.
+  /// Where a cluster that outlives this process lives: its nodes are
+  /// started in their own sessions (not killed with their launcher), each
+  /// in a directory under `dir`, which must exist.
+  struct detached {
+    std::filesystem::path dir;
+  };
+  /// As above, with `masters` masters and no replicas, placed as `where`
+  /// says; call release() once it is up to leave it running.
+  cluster_group(const std::string& redis_server_executable, std::size_t masters, detached where);
+  /// Stops every node and removes the directory (neither after release()).
   ~cluster_group();
   cluster_group(const cluster_group&) = delete;
   cluster_group& operator=(const cluster_group&) = delete;
@@ -69,12 +81,19 @@ class cluster_group {
   /// no data on disk, so it comes back empty and syncs from its master.
   void start(std::size_t i) { nodes_.at(i)->start(); }
   bool running(std::size_t i) const { return nodes_.at(i)->running(); }
+  /// Forgets every node without stopping it, and keeps the directory: the
+  /// running nodes' pids, for whoever stops them later. The group is of no
+  /// further use but to be destroyed.
+  std::vector<pid_t> release();
 
  private:
+  cluster_group(const std::string& exe, std::size_t masters, std::size_t replicas_per_master, std::string password,
+                const tls_certificates* tls, std::vector<std::string> extra_args, const detached* where);
   std::string cli_args() const;  // redis-cli's -a and --tls, when needed
   redis_options secured(redis_options o) const;
 
   std::filesystem::path dir_;
+  bool owns_dir_ = true;  // false: detached::dir, or released
   std::string password_;
   std::string ca_file_;  // empty: plain TCP
   std::vector<std::unique_ptr<redis_server>> nodes_;

@@ -337,8 +337,8 @@ BOOST_AUTO_TEST_CASE(history_keeps_the_last_runs_with_outcome_and_error_bounded_
   BOOST_TEST((saw_ok && saw_failed));
   {
     // Redis keeps at most twice the history length (cut back in batches).
-    dt::sync_redis redis(dt::test_redis_options());
-    const cd::detail::key_space ks(ns);
+    dt::sync_redis redis(o.redis);
+    const auto ks = dt::keys_of(o, "h");
     const auto len = redis.exec({"LLEN", ks.prefix() + "h:h"}).integer;
     BOOST_TEST(len >= 3);
     BOOST_TEST(len <= 6);
@@ -369,8 +369,9 @@ BOOST_AUTO_TEST_CASE(delete_covers_a_paused_schedule_with_its_history_and_extra_
   BOOST_TEST(!wait_until([&] { return log.size() > 1u; }, 300ms));
   BOOST_TEST(s.async_cancel("p", use_future).get());
   BOOST_TEST((dt::error_of([&](auto h) { s.async_inspect("p", std::move(h)); }) == cd::error::no_such_schedule));
-  dt::sync_redis redis(dt::test_redis_options());
-  const cd::detail::key_space ks(ns);
+  const auto o = fast_options(ns, dt::test_redis_options());
+  dt::sync_redis redis(o.redis);
+  const auto ks = dt::keys_of(o, "p");  // one partition holds all three keys
   BOOST_TEST(redis.exec({"EXISTS", ks.prefix() + "h:p", ks.prefix() + "x:p", ks.prefix() + "s:p"}).integer == 0);
   BOOST_TEST(s.async_list_schedules({}, use_future).get().schedules.empty());
 }

@@ -9,6 +9,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chronopool/durable/detail/key_space.hpp>
 #include <chronopool/durable/scheduler.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
@@ -21,6 +22,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace chronopool::durable::test {
@@ -40,12 +42,14 @@ inline std::string unique_namespace() {
   return "defect-" + std::to_string(rng());
 }
 
-/// Short leases, polls and reconnection waits, so failures show quickly.
+/// Short leases, polls and reconnection waits, so failures show quickly;
+/// test_partitions() partitions (8 in CTest durable_on_cluster, else 1).
 inline scheduler_options fast_options(const std::string& ns, redis_options redis) {
   using namespace std::chrono_literals;
   scheduler_options o;
   o.redis = std::move(redis);
   o.name_space = ns;
+  o.partitions = test_partitions();
   o.lease = 2s;
   o.max_poll = 200ms;
   o.failure.initial_backoff = 50ms;
@@ -54,6 +58,13 @@ inline scheduler_options fast_options(const std::string& ns, redis_options redis
   o.reconnect_min = 20ms;
   o.reconnect_max = 200ms;
   return o;
+}
+
+/// The keys of the partition schedule (or fire) @p id of the namespace of
+/// @p o lives in: for tests that look at Redis beside the library, so
+/// that they hold with partitions too.
+inline detail::key_space keys_of(const scheduler_options& o, std::string_view id) {
+  return detail::namespace_layout(o.name_space, o.partitions).of(id);
 }
 
 /// What constructing a scheduler with @p redis (and fast_options) throws as

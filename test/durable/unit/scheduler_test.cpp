@@ -50,6 +50,7 @@ cd::scheduler_options scheduler_fast_options(const std::string& ns) {
   cd::scheduler_options o;
   o.redis = cd::test::test_redis_options();
   o.name_space = ns;
+  o.partitions = cd::test::test_partitions();
   o.lease = 2s;
   o.max_poll = 200ms;
   o.failure.initial_backoff = 50ms;
@@ -339,7 +340,7 @@ BOOST_AUTO_TEST_CASE(a_handler_whose_lease_is_lost_is_asked_to_stop_and_its_ack_
   BOOST_TEST(!w.saw_stop.load());
   // Another process supersedes the lease: delete it and claim the fire anew.
   cd::test::sync_redis redis(o.redis);
-  const cd::detail::key_space ks(ns);
+  const auto ks = cd::test::keys_of(o, "l");
   redis.exec({"ZADD", ks.prefix() + "inflight", "0", "l"});  // as if it had expired
   auto stolen = redis.exec(cd::detail::claim_call(ks, "thief", 60000, 1));
   BOOST_TEST_REQUIRE(stolen.elements.size() == 4u);  // now, next event, epoch, the fire

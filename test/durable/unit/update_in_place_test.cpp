@@ -25,7 +25,7 @@ namespace {
 // A field of schedule `id` as Redis keeps it ("" when absent).
 std::string field(const cd::scheduler_options& o, const std::string& id, const std::string& name) {
   dt::sync_redis redis(o.redis);
-  const cd::detail::key_space ks(o.name_space);
+  const auto ks = dt::keys_of(o, id);
   auto v = redis.exec({"HGET", ks.prefix() + "s:" + id, name});
   return v.is_text() ? v.str : std::string{};
 }
