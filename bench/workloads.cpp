@@ -19,7 +19,7 @@ std::span<const workload_def> all_workloads() {
       {"coalesce", "N timers due over a window, exact and with a leeway; wake-ups, CPU, lateness", coalesce_cases},
       {"broadcast", "K waits on one timer, all cancelled, then all fired; ns per wait, CPU", broadcast_cases},
       {"post", "post from T threads into the pool; ns per function, CPU", post_cases},
-      {"delayed", "N one-shot pool tasks over a window (execute_after, schedule, schedule_at; futures dropped or kept); submit cost, lateness, CPU", delayed_cases},
+      {"pool-task", "N one-shot pool tasks over a window (execute_after, schedule, schedule_at; futures dropped or kept); submit cost, lateness, CPU", pool_task_cases},
   }};
   return defs;
 }

@@ -19,7 +19,7 @@ std::vector<bench_case> cancel_cases(const options& o);
 std::vector<bench_case> periodic_cases(const options& o);
 std::vector<bench_case> sleep_cases(const options& o);
 std::vector<bench_case> post_cases(const options& o);
-std::vector<bench_case> delayed_cases(const options& o);
+std::vector<bench_case> pool_task_cases(const options& o);
 std::vector<bench_case> memory_cases(const options& o);
 std::vector<bench_case> coalesce_cases(const options& o);
 std::vector<bench_case> broadcast_cases(const options& o);
