@@ -152,8 +152,11 @@ delayed_work_queue::wait_result pool_core::get_work() {
   // Fast path for a busy pool: work already due needs none of the retire
   // bookkeeping below (a running pool retires nobody who has work), so take
   // it with the queue's lock alone, not the pool's as well.
-  if (state_.load() == run_state::running)
+  if (state_.load() == run_state::running) {
+    // Due tasks another thread set out need not even the queue's lock.
+    if (task_base* t = queue_.claim_due()) return {task_ptr(t, task_ptr::adopt), delayed_work_queue::wait_status::task};
     if (auto r = queue_.try_take(); r.status != delayed_work_queue::wait_status::timeout) return r;
+  }
   bool timed_out = false;
   for (;;) {
     time_point limit = time_point::max();

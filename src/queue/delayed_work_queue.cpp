@@ -18,6 +18,7 @@ delayed_work_queue::delayed_work_queue(unsigned near_window_log2)
     : index_(near_window_log2), near_spin_(near_kernel_timer_cost()) {}
 
 delayed_work_queue::~delayed_work_queue() {
+  segment_.take_all([](task_base* t) { intrusive_release(t); });
   index_.for_each([](index_node& n) {
     n.heap_index = task_base::not_queued;
     intrusive_release(task_of(&n));
@@ -73,6 +74,42 @@ task_base* delayed_work_queue::take_due(time_point now) noexcept {
   // after @p now and after every ready task's: ready work goes first.
   if (!ready_.empty()) return pop_ready();
   return nullptr;
+}
+
+void delayed_work_queue::fill_segment_locked(time_point now) noexcept {
+  // A taker that waits would take the next due task itself, at once and in
+  // parallel; with every taker busy, the due tasks wait for one of them
+  // anyway, and set out they cost each taker no lock. A waiting function
+  // keeps its turn.
+  if (manual_ != nullptr || segment_.left() != 0 || !functions_.empty() ||
+      idle_.load(std::memory_order_seq_cst) != 0)
+    return;
+  task_base* due[due_segment::capacity];
+  std::size_t n = 0;
+  while (n < due_segment::capacity) {
+    task_base* const t = take_due(now);
+    if (t == nullptr) break;
+    due[n++] = t;
+  }
+  if (n == 0) return;
+  taken_ += n;  // taken now, as far as quiet checks go: they are on their way to a taker
+  segment_.fill(due, n, segment_tag);
+}
+
+void delayed_work_queue::return_segment_locked() {
+  task_base* back[due_segment::capacity];
+  std::size_t n = 0;
+  segment_.take_all([&](task_base* t) { back[n++] = t; });
+  taken_ -= n;
+  for (std::size_t i = 0; i < n; ++i) {
+    try {
+      index_.insert(back[i]);
+    } catch (...) {
+      taken_ += n - i;
+      segment_.fill(back + i, n - i, segment_tag);
+      throw;
+    }
+  }
 }
 
 // g++ 12 at -O2 warns here that the atomic load of the task's deadline
@@ -160,6 +197,10 @@ delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t,
   if (t->cancelled()) return offer_status::cancelled;
   absorb_posted_locked();  // queued functions count towards the bound, as they always have
   if (count() >= max_size) return offer_status::full;
+  // Due tasks set out before this one was queued go first, unless it comes
+  // before them: then they go back into the index, to keep the order exact.
+  if (segment_.left() != 0 && segment_.precedes_last(t->deadline().time_since_epoch().count(), t->sequence()))
+    return_segment_locked();  // may throw (allocation): this task is not queued yet
   const time_point wake_before = wake_or_never();
   index_.insert(t.get());  // may throw (allocation): nothing changed yet
   t.detach();              // the queue owns the reference now
@@ -175,6 +216,7 @@ delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t,
 
 task_ptr delayed_work_queue::poll() {
   std::lock_guard lock(mutex_);
+  if (task_base* t = segment_.claim()) return task_ptr(t, task_ptr::adopt);  // the earliest, and due
   return task_ptr(take_due(now()), task_ptr::adopt);
 }
 
@@ -186,9 +228,13 @@ delayed_work_queue::wait_result delayed_work_queue::take_locked() {
     ++taken_;
     return {{}, wait_status::function, functions_.pop_front()};
   }
+  // The segment's tasks come first in order, and were counted as taken.
+  if (task_base* t = segment_.claim()) return {task_ptr(t, task_ptr::adopt), wait_status::task};
   if (count() == 0) return {{}, wait_status::timeout};
-  if (task_base* t = take_due(now())) {
+  const time_point now = this->now();
+  if (task_base* t = take_due(now)) {
     ++taken_;
+    fill_segment_locked(now);
     return {task_ptr(t, task_ptr::adopt), wait_status::task};
   }
   // No task is due: a posted function goes now, whoever's turn it was.
@@ -328,7 +374,10 @@ bool delayed_work_queue::remove(task_base& t, std::size_t& left) {
     left = count();
     const std::size_t i = t.heap_index;
     if (i == task_base::not_queued) return false;
-    if ((i & ready_tag) != 0) {
+    if (in_segment(i)) {
+      if (!segment_.remove(t, i & ~segment_tag)) return false;  // claimed: on its way to a taker
+      --taken_;
+    } else if ((i & ready_tag) != 0) {
       const std::size_t abs = i & ~ready_tag;
       if (abs < ready_popped_ || abs - ready_popped_ >= ready_.size()) return false;
       entry& slot = ready_[abs - ready_popped_];

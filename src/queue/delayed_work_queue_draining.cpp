@@ -45,8 +45,24 @@ void delayed_work_queue::shrink_index_buffers() noexcept { detail::shrink_index_
 
 std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(const task_base&)>& pred) {
   std::vector<index_node*> taken;
+  taken.reserve(due_segment::capacity);
   {
     std::lock_guard lock(mutex_);
+    // The segment's tasks are taken back to be looked at; the ones kept
+    // are set out again, in their order.
+    task_base* kept_set_out[due_segment::capacity];
+    std::size_t kept_n = 0;
+    std::size_t set_out = 0;
+    segment_.take_all([&](task_base* t) {
+      ++set_out;
+      if (pred(*t)) {
+        taken.push_back(t);  // reserved below: cannot throw
+      } else {
+        kept_set_out[kept_n++] = t;
+      }
+    });
+    segment_.fill(kept_set_out, kept_n, segment_tag);
+    taken_ -= set_out - kept_n;
     index_.extract_if([&](const index_node& n) { return pred(*task_of(const_cast<index_node*>(&n))); }, taken);
     std::deque<entry> kept_ready;
     for (const entry& e : ready_) {
@@ -74,6 +90,7 @@ std::vector<task_ptr> delayed_work_queue::drain() {
   {
     std::lock_guard lock(mutex_);
     taken.reserve(count());
+    taken_ -= segment_.take_all([&](task_base* t) { taken.push_back(t); });
     index_.extract_all(taken);
     for (const entry& e : ready_) {
       if (e.node == nullptr) continue;
@@ -91,6 +108,13 @@ std::vector<task_ptr> delayed_work_queue::drain() {
 task_ptr delayed_work_queue::pop_head() {
   std::lock_guard lock(mutex_);
   if (count() == 0) return {};
+  if (task_base* t = segment_.claim()) {  // the earliest tasks queued
+    --taken_;
+    task_ptr head(t, task_ptr::adopt);
+    t->heap_index = task_base::not_queued;
+    if (count() == 0) wake_all();
+    return head;
+  }
   index_.pull_earliest();  // the true head, due or not, may wait in the tier
   task_base* const t = ready_first() ? pop_ready() : task_of(index_.pop_first());
   if (t == nullptr) return {};  // out of memory moving the tier: nothing taken

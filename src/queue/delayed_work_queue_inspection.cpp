@@ -21,6 +21,7 @@ std::size_t delayed_work_queue::index_bytes() const {
 std::optional<time_point> delayed_work_queue::head_deadline() const {
   std::lock_guard lock(mutex_);
   std::optional<time_point> head = index_.first_deadline();
+  if (segment_.left() != 0) head = time_point(duration(segment_.first_deadline()));  // before all the rest
   if (!ready_.empty()) {
     const time_point ready_head(duration(ready_.front().deadline));
     if (!head || ready_head < *head) head = ready_head;
@@ -53,6 +54,7 @@ std::optional<time_point> delayed_work_queue::wake_deadline() const {
 bool delayed_work_queue::check_invariants() const {
   std::lock_guard lock(mutex_);
   if (!index_.check_invariants()) return false;
+  if (segment_.left() > due_segment::capacity) return false;
   std::size_t live = 0;
   for (std::size_t k = 0; k < ready_.size(); ++k) {
     const entry& e = ready_[k];

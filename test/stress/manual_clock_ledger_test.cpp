@@ -37,16 +37,18 @@ constexpr int clock_producers = 3;
 constexpr std::size_t default_tasks = 30'000;  // over all producers, at scale 1
 
 struct ledger {
-  explicit ledger(std::size_t n) : ran(n), early(n), deadline(n), started_at(n), cancelled_at(n) {}
+  explicit ledger(std::size_t n) : ran(n), early(n), deadline(n), cancel_won(n), cancelled_at(n) {}
   std::vector<std::atomic<std::uint8_t>> ran;
   std::vector<std::atomic<std::uint8_t>> early;  // started before its deadline by the pool's clock
   std::vector<std::atomic<std::int64_t>> deadline;  // ns since the steady epoch
-  // Positions on one global sequence: when the task started, and when a
-  // successful cancel(false) returned (0: never). A task both cancelled and
-  // run must have started before the cancel returned.
-  std::vector<std::atomic<std::uint64_t>> started_at;
-  std::vector<std::atomic<std::uint64_t>> cancelled_at;
-  std::atomic<std::uint64_t> sequence{1};
+  // Whether a cancel(false) returned true (0: never, else 1), and the
+  // pool's time read just after it returned. A task may be cancelled while
+  // it runs, but one cancelled while the pool's time was still before its
+  // deadline cannot have started (no task starts early), so it must not
+  // run. (When the task's own first statement ran is no bound: its thread
+  // may be held up between starting it and running that statement.)
+  std::vector<std::atomic<std::uint8_t>> cancel_won;
+  std::vector<std::atomic<std::int64_t>> cancelled_at;
 };
 
 }  // namespace
@@ -88,11 +90,13 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
     // when the clock moves meanwhile): a run before that is early.
     l.deadline[id].store((pool.now() + std::max(delay, 0ms)).time_since_epoch().count());
     auto f = pool.schedule(delay, [&l, &pool, id] {
-      l.started_at[id].store(l.sequence.fetch_add(1));
       if (pool.now().time_since_epoch().count() < l.deadline[id].load()) l.early[id].store(1);
       l.ran[id].fetch_add(1);
     });
-    if (cancel_at_once && f.cancel(false)) l.cancelled_at[id].store(l.sequence.fetch_add(1));
+    if (cancel_at_once && f.cancel(false)) {
+      l.cancelled_at[id].store(pool.now().time_since_epoch().count());
+      l.cancel_won[id].store(1);
+    }
     submitted.fetch_add(1);
   };
   std::vector<std::thread> threads =
@@ -112,16 +116,16 @@ BOOST_AUTO_TEST_CASE(manual_clock_ledger_under_concurrent_submissions) {
               never_ran = 0;
   for (std::size_t id = 0; id < l.ran.size(); ++id) {
     const std::uint8_t r = l.ran[id].load();
-    const std::uint64_t cancel_seq = l.cancelled_at[id].load();
+    const bool was_cancelled = l.cancel_won[id].load() != 0;
     early += l.early[id].load();
     if (r > 1) ++not_once;
-    if (cancel_seq == 0) {
+    if (!was_cancelled) {
       ran += r;
     } else if (r == 0) {
       ++cancelled;
     } else {
       ++cancelled_while_running;
-      if (l.started_at[id].load() > cancel_seq) ++ran_after_cancel;
+      if (l.cancelled_at[id].load() < l.deadline[id].load()) ++ran_after_cancel;
     }
   }
   {

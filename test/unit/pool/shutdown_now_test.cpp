@@ -183,6 +183,42 @@ BOOST_AUTO_TEST_CASE(returns_exactly_the_never_started_tasks_in_deadline_order) 
   BOOST_TEST(terminated_calls.load() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(returns_the_due_tasks_set_out_for_the_threads) {
+  // One thread, busy while 6 tasks come due: when it is free it takes the
+  // first and, with nobody else waiting, sets out the other 5 (the due
+  // segment). The first calls shutdown_now(): the 5 never started, so they
+  // come back in order with the one delayed task, and none of them runs.
+  std::vector<pending_task> pending;
+  std::vector<int> order;
+  pool_test::gate release;
+  pool_test::counter started;
+  constexpr std::size_t k = 6;
+  std::array<probe, k> probes;
+  scheduled_thread_pool_options o;
+  o.core_pool_size = 1;
+  scheduled_thread_pool pool(o);
+  auto blocker = pool.submit([&] {
+    started.bump();
+    release.wait();
+  });
+  BOOST_REQUIRE(started.wait_for_at_least(1));
+  std::vector<scheduled_future<int>> futures;
+  futures.push_back(pool.submit([&] {
+    pending = pool.shutdown_now();
+    return 0;
+  }));
+  for (std::size_t i = 1; i < k; ++i) futures.push_back(pool.submit(probed(probes[i], static_cast<int>(i))));
+  auto delayed = pool.schedule(1h, probed(probes[0], -1));
+  release.open();
+  BOOST_TEST_REQUIRE(futures[0].get() == 0);
+  BOOST_REQUIRE(pool.wait_for_termination(long_wait));
+  BOOST_TEST_REQUIRE(pending.size() == k);
+  for (const auto& t : pending) order.push_back(owner_index(t, futures));
+  BOOST_TEST(order == (std::vector<int>{1, 2, 3, 4, 5, -1}), boost::test_tools::per_element());
+  BOOST_TEST(pending.back().belongs_to(delayed));
+  for (std::size_t i = 1; i < k; ++i) BOOST_TEST(probes[i].runs.load() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(idle_pool_returns_nothing_and_terminates) {
   scheduled_thread_pool pool(2);
   BOOST_TEST(pool.shutdown_now().empty());

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chronopool/detail/queue/deadline_index.hpp>
+#include <chronopool/detail/queue/due_segment.hpp>
 #include <chronopool/detail/pool/queued_function.hpp>
 #include <chronopool/detail/time/manual_time.hpp>
 #include <chronopool/detail/time/saturating_time.hpp>
@@ -139,6 +140,11 @@ class delayed_work_queue {
 
   /// The head if it is due now, else null. Never blocks.
   task_ptr poll();
+  /// A due task set out by a busy taker (see "The due segment" in
+  /// docs/design.md), claimed without the lock; null when none is. The
+  /// caller owns the reference and runs it as a task taken.
+  task_base* claim_due() noexcept { return segment_.claim(); }
+
   /// What wait_for_task() would take right now (a due task or a posted
   /// function); never blocks: `timeout` when there is nothing.
   wait_result try_take();
@@ -221,6 +227,12 @@ class delayed_work_queue {
   /// task_base::heap_index of a task in the ready lane: this bit plus its
   /// position counted from the first task ever queued there.
   static constexpr std::size_t ready_tag = deadline_index::owner_tag;
+  /// task_base::heap_index of a task in the due segment: these two bits
+  /// plus its slot (a ready-lane position never reaches the second bit).
+  static constexpr std::size_t segment_tag = ready_tag | (ready_tag >> 1);
+  static bool in_segment(std::size_t heap_index) noexcept {
+    return heap_index != task_base::not_queued && (heap_index & segment_tag) == segment_tag;
+  }
 
   /// Queues @p t under the lock unless cancelled or @p max_size is reached;
   /// a new head voids the leader and wakes one taker after unlocking.
@@ -236,7 +248,17 @@ class delayed_work_queue {
   }
   /// The next task in order if it is due at @p now, removed; else null.
   task_base* take_due(time_point now) noexcept;
-  std::size_t count() const noexcept { return index_.size() + ready_count_ + functions_.size(); }
+  std::size_t count() const noexcept {
+    return index_.size() + ready_count_ + functions_.size() + segment_.left();
+  }
+  /// After a take at @p now, with every taker busy and no function waiting:
+  /// sets out up to due_segment::capacity more tasks due at @p now (never on
+  /// a manual clock, where tests see one task taken at a time).
+  void fill_segment_locked(time_point now) noexcept;
+  /// Puts the segment's tasks back into the index (a task queued after the
+  /// fill comes before some of them). Strong guarantee: when the index has
+  /// no memory, the rest stay set out and std::bad_alloc is thrown.
+  void return_segment_locked();
   /// Moves the functions pushed without the lock into the lane, oldest
   /// first. The lock held; const for size(), which counts them too.
   void absorb_posted_locked() const noexcept;
@@ -306,6 +328,7 @@ class delayed_work_queue {
   std::condition_variable takers_idle_;
   deadline_index index_;
   std::deque<entry> ready_;        // FIFO; a removed task leaves node == nullptr
+  due_segment segment_;            // due tasks set out for claiming without the lock
   std::uint64_t taken_ = 0;         // items handed to takers by take_locked(), ever
   std::size_t ready_count_ = 0;    // tasks in ready_ (its size minus empty slots)
   std::size_t ready_popped_ = 0;   // slots ever popped off ready_'s front
