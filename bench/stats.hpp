@@ -4,6 +4,8 @@
 // median / min / max summary of a figure across repetitions.
 #pragma once
 
+#include "model.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -22,6 +24,16 @@ T quantile_sorted(const std::vector<T>& sorted, double q) {
   auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
   rank = std::clamp<std::size_t>(rank, 1, n);
   return sorted[rank - 1];
+}
+
+/// The lateness figures the timing workloads report, in µs, from @p sorted_ns
+/// (lateness in ns, ascending, non-empty): p50, p99, p99.9 and the maximum.
+inline std::vector<figure> lateness_figures(const std::vector<std::int64_t>& sorted_ns) {
+  auto us = [&](double q) { return static_cast<double>(quantile_sorted(sorted_ns, q)) / 1e3; };
+  return {{"lateness p50 us", us(0.50)},
+          {"lateness p99 us", us(0.99)},
+          {"lateness p99.9 us", us(0.999)},
+          {"lateness max us", static_cast<double>(sorted_ns.back()) / 1e3}};
 }
 
 /// Median of a small sample (the repetitions of one figure); the mean of the

@@ -132,22 +132,20 @@ run_result fire_once(Runner& r, const std::vector<std::int64_t>& offsets_ns, sha
 
   std::vector<std::int64_t> sorted = s.lateness_ns;
   std::sort(sorted.begin(), sorted.end());
-  auto us = [&](double q) { return static_cast<double>(quantile_sorted(sorted, q)) / 1e3; };
 
   run_result out;
   out.figures = {
       {"submit ns/op", static_cast<double>(submit_ns) / static_cast<double>(n)},
       {"last fired ms", static_cast<double>(last_ns) / 1e6},
-      {"lateness p50 us", us(0.50)},
-      {"lateness p99 us", us(0.99)},
-      {"lateness p99.9 us", us(0.999)},
-      {"lateness max us", static_cast<double>(sorted.back()) / 1e3},
+  };
+  for (figure& f : lateness_figures(sorted)) out.figures.push_back(std::move(f));
+  out.figures.insert(out.figures.end(), {
       // Beside the run's spin floor (the header): the share a thread that
       // only spins would see this late.
       {"over 10 us late %", over_10us_pct(sorted)},
       {"peak RSS delta MiB", rss::to_mib(peak - rss_base)},
       use.cpu_ns_per("timer", n),
-  };
+  });
   for (const auto& [q, v] : cdf_points(sorted)) out.cdf.emplace_back(q, static_cast<double>(v) / 1e3);
   return out;
 }

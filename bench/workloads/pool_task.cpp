@@ -102,16 +102,10 @@ run_result pool_task_run(unsigned threads, task_call call, const std::vector<std
 
   std::vector<std::int64_t> sorted = s.lateness_ns;
   std::sort(sorted.begin(), sorted.end());
-  auto us = [&](double q) { return static_cast<double>(quantile_sorted(sorted, q)) / 1e3; };
   run_result out;
-  out.figures = {
-      {"submit ns/op", static_cast<double>(submit_ns) / static_cast<double>(n)},
-      {"lateness p50 us", us(0.50)},
-      {"lateness p99 us", us(0.99)},
-      {"lateness p99.9 us", us(0.999)},
-      {"lateness max us", static_cast<double>(sorted.back()) / 1e3},
-      use.cpu_ms(),
-  };
+  out.figures = {{"submit ns/op", static_cast<double>(submit_ns) / static_cast<double>(n)}};
+  for (figure& f : lateness_figures(sorted)) out.figures.push_back(std::move(f));
+  out.figures.push_back(use.cpu_ms());
   return out;
 }
 
