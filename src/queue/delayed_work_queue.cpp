@@ -216,7 +216,13 @@ delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t,
 
 task_ptr delayed_work_queue::poll() {
   std::lock_guard lock(mutex_);
-  if (task_base* t = segment_.claim()) return task_ptr(t, task_ptr::adopt);  // the earliest, and due
+  if (task_base* t = segment_.claim()) {  // the earliest, and due
+    // Out of the queue by this call, not by a taker: no longer counted as
+    // taken, and not queued anywhere (as pop_head() leaves it).
+    --taken_;
+    t->heap_index = task_base::not_queued;
+    return task_ptr(t, task_ptr::adopt);
+  }
   return task_ptr(take_due(now()), task_ptr::adopt);
 }
 

@@ -56,7 +56,7 @@ std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(con
     segment_.take_all([&](task_base* t) {
       ++set_out;
       if (pred(*t)) {
-        taken.push_back(t);  // reserved below: cannot throw
+        taken.push_back(t);  // reserved above: cannot throw
       } else {
         kept_set_out[kept_n++] = t;
       }

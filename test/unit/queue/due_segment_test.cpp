@@ -123,6 +123,7 @@ BOOST_AUTO_TEST_CASE(a_task_queued_before_the_set_out_ones_sends_them_back) {
   for (std::size_t i = 1; i < due.size(); ++i) {
     cpd::task_ptr t = q.poll();
     BOOST_TEST_REQUIRE(t.get() == due[i].get());
+    BOOST_TEST(t->heap_index == cpd::task_base::not_queued);
   }
   // One due later than all of them changes nothing.
   due = offer_due(q, 4, 200);
@@ -131,6 +132,20 @@ BOOST_AUTO_TEST_CASE(a_task_queued_before_the_set_out_ones_sends_them_back) {
   BOOST_TEST_REQUIRE(q.offer(make_noop(clock::now(), 300)));
   cpd::task_ptr t(q.claim_due(), cpd::task_ptr::adopt);
   BOOST_TEST(t.get() == due[1].get());
+}
+
+BOOST_AUTO_TEST_CASE(poll_takes_a_set_out_task_out_of_the_taken_count) {
+  // poll() is no taker: a set-out task it takes no longer counts as taken
+  // (quiet checks compare that count with what takers finished).
+  cpd::delayed_work_queue q;
+  std::vector<cpd::task_ptr> due = offer_due(q, 4);
+  auto r = q.try_take();  // taken: counts 1; the other 3 set out, counted too
+  BOOST_TEST_REQUIRE(r.status == wait_status::task);
+  BOOST_TEST(q.current_activity().taken == 4u);
+  cpd::task_ptr t = q.poll();
+  BOOST_TEST_REQUIRE(t.get() == due[1].get());
+  BOOST_TEST(t->heap_index == cpd::task_base::not_queued);
+  BOOST_TEST(q.current_activity().taken == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(a_posted_function_keeps_its_turn) {
