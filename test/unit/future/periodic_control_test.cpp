@@ -233,14 +233,14 @@ BOOST_AUTO_TEST_CASE(until_ends_the_schedule_normally) {
   // 1 ms, runs start at 1, 2, ..., 29 ms, and none at or after until (30).
   // (On the real clock a run that started just before until may read a
   // later time itself, which says nothing about the schedule.)
-  scheduled_thread_pool_options po = threads(1);
-  po.use_manual_clock = true;
-  scheduled_thread_pool pool(po);
-  chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
   periodic_options o;
-  o.until = clock.now() + 30ms;
   std::atomic<bool> late{false};
   std::atomic<int> runs{0};
+  scheduled_thread_pool_options po = threads(1);
+  po.use_manual_clock = true;
+  scheduled_thread_pool pool(po);  // after what its tasks use: joined first
+  chronopool::pool_manual_clock& clock = chronopool::manual_clock_of(pool);
+  o.until = clock.now() + 30ms;
   auto f = pool.schedule_with_fixed_delay(1ms, 1ms, [&] {
     if (pool.now() >= *o.until) late = true;
     ++runs;
