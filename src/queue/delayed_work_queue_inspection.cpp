@@ -21,7 +21,10 @@ std::size_t delayed_work_queue::index_bytes() const {
 std::optional<time_point> delayed_work_queue::head_deadline() const {
   std::lock_guard lock(mutex_);
   std::optional<time_point> head = index_.first_deadline();
-  if (segment_.left() != 0) head = time_point(duration(segment_.first_deadline()));  // before all the rest
+  if (segment_.left() != 0) {
+    // What is still set out comes before all the rest.
+    if (const auto first = segment_.first_left_deadline()) head = time_point(duration(*first));
+  }
   if (!ready_.empty()) {
     const time_point ready_head(duration(ready_.front().deadline));
     if (!head || ready_head < *head) head = ready_head;

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace chronopool::detail {
 
@@ -60,10 +61,10 @@ class due_segment {
   void fill(task_base* const* tasks, std::size_t n, std::size_t tag) noexcept {
     for (std::size_t j = 0; j < n; ++j) {
       tasks[j]->heap_index = tag | j;
+      deadlines_[j] = tasks[j]->deadline().time_since_epoch().count();
       slots_[j].store(tasks[j], std::memory_order_release);
     }
     if (n != 0) {
-      first_deadline_ = tasks[0]->deadline().time_since_epoch().count();
       last_deadline_ = tasks[n - 1]->deadline().time_since_epoch().count();
       last_sequence_ = tasks[n - 1]->sequence();
     }
@@ -98,9 +99,14 @@ class due_segment {
     return n;
   }
 
-  /// The deadline of the first task the latest fill set out (a bound: it
-  /// may have been claimed since). Only while left() is non-zero.
-  std::int64_t first_deadline() const noexcept { return first_deadline_; }
+  /// The deadline of the first task still set out, if any: read from the
+  /// fill's record, never through the slot (a claimer may have taken the
+  /// task and freed it since). A snapshot: claims go on without the lock.
+  std::optional<std::int64_t> first_left_deadline() const noexcept {
+    for (std::size_t j = 0; j < capacity; ++j)
+      if (slots_[j].load(std::memory_order_acquire) != nullptr) return deadlines_[j];
+    return std::nullopt;
+  }
 
   /// Whether a task with key (@p deadline, @p sequence) comes before the
   /// last task the latest fill set out (recorded at the fill: a claimed
@@ -119,7 +125,7 @@ class due_segment {
   std::array<std::atomic<task_base*>, capacity> slots_{};
   std::atomic<std::size_t> next_{0};
   std::atomic<std::size_t> left_{0};
-  std::int64_t first_deadline_ = 0;  // the fill's first deadline (owner's lock)
+  std::array<std::int64_t, capacity> deadlines_{};  // each slot's deadline at the fill (owner's lock)
   std::int64_t last_deadline_ = 0;   // the key of the fill's last task (owner's lock)
   std::uint64_t last_sequence_ = 0;
 };
