@@ -134,6 +134,28 @@ BOOST_AUTO_TEST_CASE(a_task_queued_before_the_set_out_ones_sends_them_back) {
   BOOST_TEST(t.get() == due[1].get());
 }
 
+BOOST_AUTO_TEST_CASE(the_head_deadline_is_the_first_task_still_set_out) {
+  // Distinct deadlines, so that a stale answer shows: once the first task
+  // set out is claimed, the head is the next one, not the claimed one.
+  cpd::delayed_work_queue q;
+  const time_point now = clock::now();
+  std::vector<cpd::task_ptr> due;
+  for (std::size_t i = 0; i < 4; ++i) due.push_back(make_noop(now - 10ms + i * 1ms, i));
+  for (auto& t : due) BOOST_REQUIRE(q.offer(t));
+  cpd::task_ptr later = make_noop(now + 1h, 99);
+  BOOST_REQUIRE(q.offer(later));
+
+  auto r = q.try_take();  // takes due[0], sets out due[1..3]
+  BOOST_TEST_REQUIRE(r.status == wait_status::task);
+  BOOST_TEST(r.task.get() == due[0].get());
+  BOOST_TEST((q.head_deadline() == due[1]->deadline()));
+  cpd::task_ptr first(q.claim_due(), cpd::task_ptr::adopt);
+  BOOST_TEST_REQUIRE(first.get() == due[1].get());
+  BOOST_TEST((q.head_deadline() == due[2]->deadline()));
+  for (std::size_t i = 2; i < 4; ++i) cpd::task_ptr(q.claim_due(), cpd::task_ptr::adopt);
+  BOOST_TEST((q.head_deadline() == later->deadline()));
+}
+
 BOOST_AUTO_TEST_CASE(poll_takes_a_set_out_task_out_of_the_taken_count) {
   // poll() is no taker: a set-out task it takes no longer counts as taken
   // (quiet checks compare that count with what takers finished).
