@@ -17,6 +17,7 @@
 
 #include <chronopool/async_sleep.hpp>
 #include <chronopool/detail/queue/deadline_index.hpp>
+#include <chronopool/detail/support/handoff_allocator.hpp>
 #include <chronopool/detail/timer/wait_op.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 #include <chronopool/steady_timer.hpp>
@@ -169,7 +170,8 @@ BOOST_AUTO_TEST_CASE(timer_waits_with_a_failing_handler_allocator) {
 // ---- through the global operator new ---------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(pool_submissions_on_a_warm_pool) {
-  // Threads running and queue storage grown: a submission allocates only its task.
+  // Threads running and queue storage grown: a submission allocates only its
+  // task (a new slab for it, below).
   scheduled_thread_pool pool(2);
   pool.prestart_core_threads();
   {
@@ -188,6 +190,9 @@ BOOST_AUTO_TEST_CASE(pool_submissions_on_a_warm_pool) {
     failed += sweep_allocations([&](std::size_t n) {
       life_counter c;
       chronopool::scheduled_future_base f;
+      // A task's memory comes from this thread's slabs; make the submission
+      // take a new one, so that the task's allocation is among those failed.
+      chronopool::detail::handoff_start_new_slabs();
       const step s = with_nth_allocation_failing(n, [&] { f = submit(c); });
       if (s.fired) {
         BOOST_TEST(s.threw, "a failed allocation must reach the caller");

@@ -5,6 +5,7 @@
 
 #include "fault_counter.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -18,7 +19,7 @@ thread_local std::size_t seen = 0;
 thread_local bool did_fire = false;
 thread_local bool keep_failing = false;
 
-void* allocate(std::size_t n) {
+void count_or_fail() {
   if (countdown != 0) {
     ++seen;
     if (--countdown == 0) {
@@ -27,7 +28,19 @@ void* allocate(std::size_t n) {
       throw std::bad_alloc();
     }
   }
+}
+
+void* allocate(std::size_t n) {
+  count_or_fail();
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+
+void* allocate_aligned(std::size_t n, std::align_val_t a) {
+  count_or_fail();
+  const auto align = static_cast<std::size_t>(a);
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  if (void* p = std::aligned_alloc(align, (std::max<std::size_t>(n, 1) + align - 1) / align * align)) return p;
   throw std::bad_alloc();
 }
 
@@ -51,8 +64,10 @@ std::size_t scoped_allocation_failure::allocations() const { return seen; }
 
 }  // namespace fault
 
-// The replacements. The aligned and sized forms of libstdc++ forward to these
-// or to malloc/free. The nothrow forms are replaced too: under ASan they
+// The replacements. The sized forms of libstdc++ forward to these or to
+// malloc/free; the aligned forms are replaced as well, so that an aligned
+// allocation (a pool task's slab, see detail/support/handoff_allocator.hpp)
+// can be failed too. The nothrow forms are replaced too: under ASan they
 // would otherwise be the sanitizer's, paired with our free-based delete (an
 // alloc-dealloc mismatch); replaced, a nothrow allocation can be failed too
 // (it returns null).
@@ -78,3 +93,25 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void* operator new(std::size_t n, std::align_val_t a) { return fault::allocate_aligned(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return fault::allocate_aligned(n, a); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return fault::allocate_aligned(n, a);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return fault::allocate_aligned(n, a);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chronopool/detail/support/check_not_empty.hpp>
+#include <chronopool/detail/support/handoff_allocator.hpp>
 #include <chronopool/detail/pool/task_base.hpp>
 #include <chronopool/detail/pool/task_ptr.hpp>
 
@@ -153,16 +154,33 @@ class task_impl final : public task_with_result<R> {
   [[no_unique_address]] std::conditional_t<Periodic, periodic_task_state, no_periodic_state> schedule_;
 };
 
-/// Allocates a task for @p f with @p alloc (rebound to the task's type). One
-/// allocation holds the callable, the result slot, the bookkeeping and, for
-/// a Periodic task, its schedule.
+/// The allocator a task made with @p Allocator keeps: the given one, except
+/// that the default std::allocator becomes the handoff allocator, since a
+/// task is usually freed by another thread than the one that made it.
+template <class Allocator>
+using task_allocator_t =
+    std::conditional_t<std::is_same_v<typename std::allocator_traits<Allocator>::template rebind_alloc<void>, std::allocator<void>>,
+                       handoff_allocator<void>, Allocator>;
+
+/// Allocates a task for @p f with @p given (rebound to the task's type, the
+/// default allocator replaced as task_allocator_t says). One allocation
+/// holds the callable, the result slot, the bookkeeping and, for a Periodic
+/// task, its schedule.
 template <bool Periodic, class F, class Allocator>
-task_ptr allocate_task(task_kind kind, F&& f, const Allocator& alloc) {
+task_ptr allocate_task(task_kind kind, F&& f, const Allocator& given) {
   using fn_type = std::decay_t<F>;
   using result_type = callable_result_t<fn_type>;
   static_assert(!std::is_reference_v<result_type>, "chronopool: a task must return a value or void, not a reference");
-  using impl = task_impl<fn_type, result_type, Allocator, Periodic>;
-  using impl_allocator = typename std::allocator_traits<Allocator>::template rebind_alloc<impl>;
+  using alloc_type = task_allocator_t<Allocator>;
+  using impl = task_impl<fn_type, result_type, alloc_type, Periodic>;
+  using impl_allocator = typename std::allocator_traits<alloc_type>::template rebind_alloc<impl>;
+  const alloc_type alloc = [&] {
+    if constexpr (std::is_same_v<alloc_type, Allocator>) {
+      return given;
+    } else {
+      return alloc_type();
+    }
+  }();
   impl_allocator a(alloc);
   impl* p = std::allocator_traits<impl_allocator>::allocate(a, 1);
   try {
