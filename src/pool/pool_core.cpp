@@ -117,8 +117,10 @@ void pool_core::run_worker(worker& w) {
       report_untied_error(std::current_exception(), "the on_thread_start hook", "hook_failed");
     }
   }
+  bool after_task = false;
   for (;;) {
-    auto work = get_work();
+    auto work = get_work(after_task);
+    after_task = static_cast<bool>(work.task);
     if (work.function) {
       run_function(*work.function);
     } else if (work.task) {
@@ -148,14 +150,19 @@ void pool_core::run_worker(worker& w) {
   this_thread_pool = nullptr;
 }
 
-delayed_work_queue::wait_result pool_core::get_work() {
+delayed_work_queue::wait_result pool_core::get_work(bool after_task) {
   // Fast path for a busy pool: work already due needs none of the retire
   // bookkeeping below (a running pool retires nobody who has work), so take
   // it with the queue's lock alone, not the pool's as well.
   if (state_.load() == run_state::running) {
     // Due tasks another thread set out need not even the queue's lock.
     if (task_base* t = queue_.claim_due()) return {task_ptr(t, task_ptr::adopt), delayed_work_queue::wait_status::task};
-    if (auto r = queue_.try_take(); r.status != delayed_work_queue::wait_status::timeout) return r;
+    // Delayed tasks come due one by one and both takers go for each: a
+    // taker that lost the lock to the other's short take spins for it
+    // rather than sleeping (a futex sleep and wake per task, which at a
+    // million a second leaves the tasks late). Posted functions are taken
+    // while their posters need the CPU: there the loser sleeps.
+    if (auto r = queue_.try_take(after_task); r.status != delayed_work_queue::wait_status::timeout) return r;
   }
   bool timed_out = false;
   for (;;) {

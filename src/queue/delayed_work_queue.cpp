@@ -251,8 +251,13 @@ delayed_work_queue::wait_result delayed_work_queue::take_locked() {
   return {{}, wait_status::timeout};
 }
 
-delayed_work_queue::wait_result delayed_work_queue::try_take() {
-  std::lock_guard lock(mutex_);
+delayed_work_queue::wait_result delayed_work_queue::try_take(bool spin_for_lock) {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (spin_for_lock) {
+    lock_spinning(lock);
+  } else {
+    lock.lock();
+  }
   return take_locked();
 }
 

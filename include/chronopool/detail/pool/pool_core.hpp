@@ -251,7 +251,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::exception_ptr start_thread(worker& w);
   void run_worker(worker& w);
   /// The next task or posted function; neither when the thread must retire.
-  delayed_work_queue::wait_result get_work();
+  /// @p after_task: this thread's last item was a task (see try_take()).
+  delayed_work_queue::wait_result get_work(bool after_task);
   void run_task(worker& w, const task_ptr& t);
   void run_function(queued_function& f) noexcept;
   void try_terminate();

@@ -146,8 +146,10 @@ class delayed_work_queue {
   task_base* claim_due() noexcept { return segment_.claim(); }
 
   /// What wait_for_task() would take right now (a due task or a posted
-  /// function); never blocks: `timeout` when there is nothing.
-  wait_result try_take();
+  /// function); never blocks for work: `timeout` when there is nothing.
+  /// With @p spin_for_lock, a held lock is waited for by spinning first
+  /// (lock_spinning.hpp) rather than by sleeping at once.
+  wait_result try_take(bool spin_for_lock = false);
 
   /// Like take(), but gives up at @p limit.
   template <class Rep, class Period>
