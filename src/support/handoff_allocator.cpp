@@ -37,6 +37,8 @@
 namespace chronopool::detail {
 namespace {
 
+#if CHRONOPOOL_HANDOFF
+
 constexpr std::size_t slab_bytes = std::size_t{1} << 16;
 constexpr std::size_t granule = 16;
 constexpr std::size_t classes = handoff_max_block / granule;
@@ -280,6 +282,8 @@ void* allocate_slow(std::uint32_t cls) {
   return p;
 }
 
+#endif  // CHRONOPOOL_HANDOFF
+
 void free_large(void* p, [[maybe_unused]] std::size_t size) noexcept {
 #if defined(__cpp_sized_deallocation)
   ::operator delete(p, size);
@@ -335,6 +339,7 @@ void handoff_deallocate(void* p, std::size_t size) noexcept {
 }
 
 void handoff_start_new_slabs() noexcept {
+#if CHRONOPOOL_HANDOFF
   heap* h = this_heap;
   if (h == nullptr) return;
   take_back(*h);
@@ -344,13 +349,18 @@ void handoff_start_new_slabs() noexcept {
     if (slab* s = std::exchange(h->current[cls], nullptr); s != nullptr && s->live == 0) release(*h, s);
   }
   if (h->spare != nullptr) free_slab_memory(*h, std::exchange(h->spare, nullptr));
+#endif
 }
 
 std::size_t handoff_thread_slabs() noexcept {
+#if CHRONOPOOL_HANDOFF
   heap* h = this_heap;
   if (h == nullptr) return 0;
   take_back(*h);
   return h->slabs;
+#else
+  return 0;
+#endif
 }
 
 bool handoff_enabled() noexcept { return CHRONOPOOL_HANDOFF; }
