@@ -10,8 +10,10 @@
 // The owner allocates and frees in them without atomics; any other thread
 // frees a block by pushing it onto its slab's lock-free list, which the
 // owner takes back whole the next time it runs out of blocks. A slab whose
-// blocks are all back is freed, keeping one spare per size, so memory
-// follows the number of blocks in use rather than its peak.
+// blocks are all back is then freed (one spare is kept per thread), so
+// memory follows the blocks in use rather than their peak, as of the
+// owner's last look: a thread that made a burst of tasks and allocates no
+// more holds the burst's slabs until its current slab runs out or it ends.
 //
 // A thread that ends leaves its slabs to the next thread that allocates;
 // blocks still out are freed into them as usual. No packaged allocator
