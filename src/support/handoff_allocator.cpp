@@ -26,6 +26,7 @@
 #include <chronopool/detail/support/handoff_allocator.hpp>
 
 #include <chronopool/detail/support/sanitizers.hpp>
+#include <chronopool/detail/support/sized_delete.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -284,14 +285,6 @@ void* allocate_slow(std::uint32_t cls) {
 
 #endif  // CHRONOPOOL_HANDOFF
 
-void free_large(void* p, [[maybe_unused]] std::size_t size) noexcept {
-#if defined(__cpp_sized_deallocation)
-  ::operator delete(p, size);
-#else
-  ::operator delete(p);
-#endif
-}
-
 }  // namespace
 
 void* handoff_allocate(std::size_t size) {
@@ -335,7 +328,7 @@ void handoff_deallocate(void* p, std::size_t size) noexcept {
     return;
   }
 #endif
-  free_large(p, size);
+  sized_delete(p, size);
 }
 
 void handoff_start_new_slabs() noexcept {

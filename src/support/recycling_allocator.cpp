@@ -4,6 +4,7 @@
 #include <chronopool/detail/support/recycling_allocator.hpp>
 
 #include <chronopool/detail/support/sanitizers.hpp>
+#include <chronopool/detail/support/sized_delete.hpp>
 
 #include <new>
 
@@ -29,19 +30,9 @@ struct block_cache {
 };
 constinit thread_local block_cache cache{};
 
-// Sized delete where the compiler has it (clang before 19 enables it only
-// with -fsized-deallocation).
-void free_block(void* p, [[maybe_unused]] std::size_t size) noexcept {
-#if defined(__cpp_sized_deallocation)
-  ::operator delete(p, size);
-#else
-  ::operator delete(p);
-#endif
-}
-
 void free_cached_blocks() noexcept {
   for (std::size_t i = 0; i < slots; ++i) {
-    if (cache.block[i] != nullptr) free_block(cache.block[i], cache.size[i]);
+    if (cache.block[i] != nullptr) sized_delete(cache.block[i], cache.size[i]);
     cache.block[i] = nullptr;
   }
 }
@@ -98,13 +89,13 @@ void recycled_deallocate(void* p, std::size_t size) noexcept {
     if (cache.flush_registered) {
       const std::size_t i = cache.next_evicted;
       cache.next_evicted = (i + 1) % slots;
-      free_block(cache.block[i], cache.size[i]);
+      sized_delete(cache.block[i], cache.size[i]);
       cache.block[i] = p;
       cache.size[i] = size;
       return;
     }
   }
-  free_block(p, size);
+  sized_delete(p, size);
 }
 
 bool recycling_enabled() noexcept { return CHRONOPOOL_RECYCLING != 0; }
