@@ -122,7 +122,7 @@ void pool_core::run_worker(worker& w) {
     auto work = get_work(after_task);
     after_task = static_cast<bool>(work.task);
     if (work.function) {
-      run_function(*work.function);
+      run_function(*work.function, &w);
     } else if (work.task) {
       run_task(w, work.task);
     } else {
@@ -211,13 +211,17 @@ delayed_work_queue::wait_result pool_core::get_work(bool after_task) {
   }
 }
 
-void pool_core::run_function(queued_function& f) noexcept {
+void pool_core::run_function(queued_function& f, worker* w) noexcept {
   try {
     f.run();
   } catch (...) {
     report_untied_error(std::current_exception(), "a function posted to the pool", "function_failed");
   }
-  completed_.fetch_add(1, std::memory_order_relaxed);
+  if (w != nullptr) {
+    w->completed.store(w->completed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    completed_elsewhere_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void pool_core::run_task(worker& w, const task_ptr& t) {
@@ -239,7 +243,7 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
   }
   // shutdown_now() may have swept the running tasks just before we registered.
   if (state_.load() >= run_state::stop) t->request_stop();
-  active_.fetch_add(1);
+  w.active.store(true, std::memory_order_relaxed);
 
   const task_view view(*t);
   std::exception_ptr error;
@@ -272,8 +276,8 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
     w.current = nullptr;
   }
   w.run_time.record_exclusive(saturating_difference(now(), started));
-  active_.fetch_sub(1);
-  completed_.fetch_add(1);
+  w.completed.store(w.completed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  w.active.store(false, std::memory_order_relaxed);
   if (error) [[unlikely]]
     failed_.fetch_add(1, std::memory_order_relaxed);
   t->finish_run(std::move(error), started);

@@ -38,9 +38,9 @@ pool_stats pool_core::stats() const {
     s.pool_size = live_.load();
     s.largest_pool_size = largest_;
   }
-  s.active_count = active_.load();
+  s.active_count = active_count();
   s.queued_count = queue_.size();
-  s.completed_task_count = completed_.load();
+  s.completed_task_count = completed_task_count();
   s.task_count = s.completed_task_count + s.active_count + s.queued_count;
   s.failed_task_count = failed_.load(std::memory_order_relaxed);
   s.rejected_task_count = rejected_.load(std::memory_order_relaxed);
@@ -61,6 +61,21 @@ pool_stats pool_core::stats() const {
   s.lateness.p99 = h.quantile(0.99);
   s.lateness.max = h.max();
   return s;
+}
+
+std::size_t pool_core::active_count() const noexcept {
+  std::size_t n = 0;
+  std::lock_guard lock(mutex_);
+  for (const worker& w : workers_) n += w.active.load(std::memory_order_relaxed) ? 1 : 0;
+  return n;
+}
+
+std::uint64_t pool_core::completed_task_count() const noexcept {
+  std::uint64_t n = completed_elsewhere_.load(std::memory_order_relaxed);
+  std::lock_guard lock(mutex_);
+  n += retired_completed_;
+  for (const worker& w : workers_) n += w.completed.load(std::memory_order_relaxed);
+  return n;
 }
 
 std::size_t pool_core::pool_size() const { return live_.load(); }

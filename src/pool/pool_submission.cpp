@@ -86,7 +86,7 @@ void pool_core::submit_function(queued_function* f) {
   // completing this pool's timer waits on the calling thread.
   auto refused = [&] {
     if (aborting_waits_of == this) {
-      run_function(*f);
+      run_function(*f, nullptr);
     } else {
       f->destroy();
     }

@@ -128,6 +128,7 @@ void pool_core::reap_threads(bool all) {
     for (auto it = workers_.begin(); it != workers_.end();) {
       if (all || it->exited) {
         retired_finished_ += it->finished.load(std::memory_order_acquire);
+        retired_completed_ += it->completed.load(std::memory_order_relaxed);
         try {
           it->lateness.add_to(retired_lateness_);
           it->run_time.add_to(retired_run_time_);

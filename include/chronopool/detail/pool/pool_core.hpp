@@ -150,9 +150,11 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   pool_stats stats() const;
   std::size_t pool_size() const;
   std::size_t largest_pool_size() const;
-  std::size_t active_count() const noexcept { return active_.load(); }
+  /// Threads running a task now (Java's getActiveCount: a snapshot).
+  std::size_t active_count() const noexcept;
   std::size_t queued_count() const { return queue_.size(); }
-  std::uint64_t completed_task_count() const noexcept { return completed_.load(); }
+  /// Task runs and posted functions completed, by every thread ever.
+  std::uint64_t completed_task_count() const noexcept;
   bool running_in_this_thread() const noexcept;
 
   // task_owner
@@ -180,6 +182,12 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
     // re-queued). Written by this thread alone, a store and no
     // read-modify-write; read by quiet checks.
     std::atomic<std::uint64_t> finished{0};
+    // Whether this thread runs a task now, and how many task runs and posted
+    // functions it completed: written by this thread alone (stores, no
+    // read-modify-write on a line the other threads write too), summed by
+    // active_count() and completed_task_count().
+    std::atomic<bool> active{false};
+    std::atomic<std::uint64_t> completed{0};
     // How late this thread's task runs started and how long they ran;
     // recorded by this thread alone, merged by stats() and, once the
     // thread is reaped, into the pool's retired histograms.
@@ -254,7 +262,8 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// @p after_task: this thread's last item was a task (see try_take()).
   delayed_work_queue::wait_result get_work(bool after_task);
   void run_task(worker& w, const task_ptr& t);
-  void run_function(queued_function& f) noexcept;
+  /// Runs @p f; counts it as completed by @p w (null: not a pool thread).
+  void run_function(queued_function& f, worker* w) noexcept;
   void try_terminate();
   /// Joins and forgets threads that have exited (all threads with @p all,
   /// once the pool is terminated). Never called with mutex_ held.
@@ -271,8 +280,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   std::atomic<std::size_t> core_size_;
   std::atomic<bool> allow_core_timeout_;
   std::atomic<std::uint64_t> sequence_{0};
-  std::atomic<std::size_t> active_{0};
-  std::atomic<std::uint64_t> completed_{0};
+  std::atomic<std::uint64_t> completed_elsewhere_{0};  // functions run by a thread not the pool's
   std::atomic<std::size_t> outstanding_work_{0};
   std::atomic<std::size_t> live_{0};  // threads in their work loop; written under mutex_
   std::size_t exiting_ = 0;           // threads past their loop, still in exit hooks; guarded by mutex_
@@ -288,6 +296,7 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   pool_wait_op* quiet_waiters_ = nullptr;        // newest first; guarded by mutex_
   std::size_t quiet_sync_waiters_ = 0;           // guarded by mutex_
   std::uint64_t retired_finished_ = 0;           // finished counts of reaped threads; guarded by mutex_
+  std::uint64_t retired_completed_ = 0;          // completed counts of reaped threads; guarded by mutex_
   latency_histogram retired_lateness_;  // lateness of reaped threads' runs; guarded by mutex_
   latency_histogram retired_run_time_;  // run time of reaped threads' runs; guarded by mutex_
   std::atomic<std::uint64_t> failed_{0};     // task runs that threw
