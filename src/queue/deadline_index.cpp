@@ -92,6 +92,13 @@ index_node* deadline_index::pop_near_front() noexcept {
   const bool from_run = run_pos_ < run_.size() && (heap_.empty() || !(heap_.front() < run_[run_pos_]));
   if (!from_run) return remove_at(0);
   index_node* const n = run_[run_pos_].node;
+  // Nodes are popped in run order, and each pop writes its node, which was
+  // last touched when it was inserted, maybe long ago: ask for the one a few
+  // places on now, so that its line is here by the time it is popped (the
+  // pops happen under the owner's lock).
+  if (run_pos_ + run_lookahead < run_.size()) {
+    if (const index_node* ahead = run_[run_pos_ + run_lookahead].node) __builtin_prefetch(ahead, 1);
+  }
   ++run_pos_;
   --run_count_;
   n->heap_index = index_node::not_queued;

@@ -14,6 +14,20 @@
 
 namespace chronopool::detail {
 
+namespace {
+
+// Asks for the cache lines of a task's header and the start of its callable
+// (the header is 88 bytes; a small callable follows it), for writing: the
+// taker's first act is to mark the task started.
+void prefetch_task(const index_node* n) noexcept {
+  const char* const p = reinterpret_cast<const char*>(n);
+  __builtin_prefetch(p, 1);
+  __builtin_prefetch(p + 64, 1);
+  __builtin_prefetch(p + 127, 1);
+}
+
+}  // namespace
+
 delayed_work_queue::delayed_work_queue(unsigned near_window_log2)
     : index_(near_window_log2), near_spin_(near_kernel_timer_cost()) {}
 
@@ -69,7 +83,14 @@ task_base* delayed_work_queue::take_due(time_point now) noexcept {
   // of a submit that happened before this take.
   if (ready_first()) return pop_ready();
   const entry* head = index_.heap_front();
-  if (head != nullptr && head->deadline <= now.time_since_epoch().count()) return task_of(index_.pop_heap_front());
+  if (head != nullptr && head->deadline <= now.time_since_epoch().count()) {
+    task_base* const t = task_of(index_.pop_heap_front());
+    // The next task in line was last touched when it was submitted, maybe
+    // long ago: whoever takes it next finds it in cache instead of waiting
+    // for memory while it holds the lock or starts it.
+    if (const entry* next = index_.heap_front()) prefetch_task(next->node);
+    return t;
+  }
   // The heap's head comes first in order but is not due, so its deadline is
   // after @p now and after every ready task's: ready work goes first.
   if (!ready_.empty()) return pop_ready();

@@ -207,6 +207,8 @@ class deadline_index {
 
  private:
   static constexpr std::size_t arity = 4;
+  // How many places ahead of the run's front a pop prefetches a node.
+  static constexpr std::size_t run_lookahead = 4;
 
   // heap_index of a node in the far tier: this tag, its bucket shifted by
   // bucket_shift, and its position in the bucket (a set-aside bucket's nodes
