@@ -272,7 +272,7 @@ bool deadline_index::wheel_take_through(key through) noexcept {
       // `through` is empty, so it stays at or below the next floor).
       const key past = through >> slot_bits_ << slot_bits_;
       heap_limit_ = past > ~key{0} - width ? ~key{0} : past + width;
-      if (wheel_count_ != 0) wheel_floor_ = std::max(wheel_floor_, heap_limit_);  // still a floor
+      settle_wheel_floor();
       return true;
     }
     const std::size_t s = slot_of(floor);
@@ -284,7 +284,7 @@ bool deadline_index::wheel_take_through(key through) noexcept {
     slot.clear();
     slot_release(slot);  // for the slots coming next
     heap_limit_ = floor > ~key{0} - width ? ~key{0} : floor + width;
-    if (wheel_count_ != 0) wheel_floor_ = std::max(wheel_floor_, heap_limit_);  // still a floor
+    settle_wheel_floor();
   }
   return true;
 }
@@ -294,6 +294,29 @@ deadline_index::key deadline_index::first_heap_limit(key now) const noexcept {
   const key width = key{1} << slot_bits_;
   const key soon = (now > ~key{0} - width ? ~key{0} : now + width) >> slot_bits_ << slot_bits_;
   return soon > ~key{0} - width ? ~key{0} : soon + width;
+}
+
+void deadline_index::settle_wheel_floor() noexcept {
+  if (wheel_count_ == 0) {
+    wheel_floor_ = ~key{0};
+    return;
+  }
+  // A floor below heap_limit_ was the key of a node that has left the
+  // wheel: the first occupied slot holds the first key (slots follow the
+  // ring from heap_limit_), found with one pass over that slot.
+  if (wheel_floor_ >= heap_limit_) return;
+  const auto d = first_occupied();
+  wheel_floor_ = slot_min(slot_of(heap_limit_ + (static_cast<key>(*d) << slot_bits_)));
+}
+
+void deadline_index::refill_near_slot() noexcept {
+  // Only the slot right after the near front: taking a slot further out
+  // would move heap_limit_ past it, and every node inserted before it from
+  // then on would go into the heap, to be sifted at every pop, instead of
+  // into the wheel. A slot further out is found by the wake time
+  // (wheel_floor_), and taken when advance() comes near it.
+  const auto d = first_occupied();
+  if (d && *d == 0) wheel_take_through(heap_limit_);
 }
 
 bool deadline_index::wheel_take_first() noexcept {

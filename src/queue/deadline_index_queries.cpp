@@ -37,8 +37,8 @@ std::optional<time_point> deadline_index::wake_time() const noexcept {
     wake = time_point(duration(f->deadline));
   } else if (wheel_count_ != 0) {
     // The first wheel deadline (or, when that node was erased, an earlier
-    // time: one wake-up too many, no scan): advance() then takes its slot
-    // onto the run, and the near front is exact.
+    // time: one wake-up too many, no scan): advance() at that time finds the
+    // first key again, or takes its slot onto the run when it is that near.
     wake = time_of(wheel_floor_);
   } else if (tier_mask_ != 0) {
     // A window before the bucket's lower bound: its nodes move into the wheel

@@ -213,11 +213,33 @@ BOOST_AUTO_TEST_CASE(a_node_erased_from_the_wheel_leaves_an_early_wake_time_neve
   const auto wake = index.wake_time();
   BOOST_TEST_REQUIRE(wake.has_value());
   BOOST_TEST((*wake <= b.deadline()));
-  // Waking then finds the true first node at the front.
+  // Waking then finds the true first node's deadline, to sleep on for it.
   BOOST_TEST(index.pop_due(*wake) == nullptr);
   BOOST_TEST((index.wake_time() == b.deadline()));
-  BOOST_TEST(index.heap_front() != nullptr);
-  BOOST_TEST(index.heap_front()->node == &b);
+  BOOST_TEST((index.first_deadline() == b.deadline()));
+  BOOST_TEST(index.pop_due(b.deadline()) == &b);
+  BOOST_TEST(index.empty());
+}
+
+BOOST_AUTO_TEST_CASE(nodes_due_before_a_far_first_node_wait_in_the_wheel_not_the_heap) {
+  // The near front empties while the first node is 500 ms out. Nodes armed
+  // from then on that are due before it go into the wheel, as they would
+  // with the near front busy: in the heap, each pop would sift among them.
+  cpd::deadline_index index;
+  const time_point now = clock::now();
+  std::vector<bare_node> nodes(1'001);
+  arm(index, nodes[0], now + 500ms, 0);
+  BOOST_TEST(index.pop_due(now) == nullptr);
+  for (std::size_t i = 1; i < nodes.size(); ++i)
+    arm(index, nodes[i], now + 100ms + std::chrono::microseconds(100 * (nodes.size() - i)), i);
+  BOOST_TEST(index.heap_size() == 0u);
+  BOOST_TEST(index.wheel_size() == nodes.size());
+  BOOST_TEST((index.wake_time() == nodes.back().deadline()));
+  std::vector<const cpd::index_node*> out;
+  while (cpd::index_node* n = index.pop_due(now + 600ms)) out.push_back(n);
+  BOOST_TEST_REQUIRE(out.size() == nodes.size());
+  for (std::size_t i = 1; i < nodes.size(); ++i) BOOST_TEST(out[i - 1] == &nodes[nodes.size() - i]);
+  BOOST_TEST(out.back() == &nodes[0]);
 }
 
 BOOST_AUTO_TEST_CASE(nodes_armed_in_deadline_order_pop_in_order_across_slots) {

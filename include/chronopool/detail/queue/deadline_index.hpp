@@ -290,11 +290,15 @@ class deadline_index {
     run_origin_ = 0;
     run_count_ = 0;
   }
-  /// The near front emptied: the wheel's first slot comes in, however far,
-  /// so that a loop popping due nodes finds the next ones at the front.
+  /// The near front emptied: the wheel's first slot comes in when it is the
+  /// next one, so that a loop popping due nodes finds them at the front.
   void refill_near() noexcept {
-    if (near_empty() && wheel_count_ != 0) wheel_take_first();
+    if (near_empty() && wheel_count_ != 0) refill_near_slot();
   }
+  void refill_near_slot() noexcept;
+  /// After slots left the wheel: wheel_floor_ becomes its first key again
+  /// (when the one it held has left), so that the wake time is exact.
+  void settle_wheel_floor() noexcept;
   /// Gives the run's live entries ids from @p origin on (their heap_index).
   void renumber_run(std::size_t origin) noexcept;
   /// Appends wheel slot @p s, sorted, to the run. False when memory ran out.
@@ -378,7 +382,7 @@ class deadline_index {
   std::unique_ptr<slot_buffer[]> wheel_;
   std::uint64_t wheel_mask_[wheel_slots / 64] = {};  // bit s set when wheel_[s] is not empty
   std::size_t wheel_count_ = 0;
-  key wheel_floor_ = ~key{0};  // no wheel key is below it (the first one's, unless erased)
+  key wheel_floor_ = ~key{0};  // no wheel key is below it (the first one's, unless erased since)
   key base_ = 0;        // the reference time
   key near_limit_ = 0;  // the end of the near window: heap keys are below, tier keys not
   bucket_array tier_;
