@@ -40,12 +40,17 @@ std::optional<time_point> deadline_index::wake_time() const noexcept {
     // time: one wake-up too many, no scan): advance() at that time finds the
     // first key again, or takes its slot onto the run when it is that near.
     wake = time_of(wheel_floor_);
-  } else if (tier_mask_ != 0) {
-    // A window before the bucket's lower bound: its nodes move into the wheel
-    // then, and the sleeper sleeps on for the exact first deadline.
-    const key floor = bucket_floor(static_cast<unsigned>(std::countr_zero(tier_mask_)));
+  }
+  if (tier_mask_ != 0) {
+    // A window before the lowest bucket's lower bound (and not before the
+    // reference time must move: advance() moves it then), even with nodes
+    // nearer: the bucket's nodes are set aside then and moved near in shares
+    // while the near ones come due. An owner that slept on to a later near
+    // deadline would move them all at once, under its lock, as they came due.
+    const key floor = std::max(bucket_floor(static_cast<unsigned>(std::countr_zero(tier_mask_))), near_limit_);
     const key width = key{1} << near_bits_;
-    wake = time_of(floor > width ? floor - width : 0);
+    const time_point move = time_of(floor > width ? floor - width : 0);
+    if (!wake || move < *wake) wake = move;
   }
   // The next slice, when nothing else wakes the owner sooner.
   if (stale_count_ != 0) {

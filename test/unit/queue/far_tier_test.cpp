@@ -322,6 +322,46 @@ const cpd::index_node* brute_first(const std::vector<bare_node>& nodes, const st
 
 }  // namespace
 
+BOOST_AUTO_TEST_CASE(tier_nodes_come_near_before_nearer_nodes_are_due_not_as_they_come_due) {
+  // 20,000 nodes due one every 50 us over 1 s, 3 s out: all start in the
+  // tier. The owner looks again only at each wake time, as a sleeping taker
+  // does. The later part of them is still in the tier when the first come
+  // near into the wheel; the wake time must bring the owner back to move it
+  // near in shares ahead of time, not let it sleep on to the wheel's first
+  // deadline and move it all at once then, under its lock, while nodes are
+  // due. Every node still comes out in order, at its deadline.
+  cpd::deadline_index index;
+  std::vector<bare_node> nodes(20'000);
+  const time_point start = clock::now();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].set_deadline(start + 3s + std::chrono::microseconds(50 * i));
+    nodes[i].set_sequence(i);
+    index.insert(&nodes[i]);
+  }
+  // Nodes in the tier or set aside: not in the heap, run or wheel.
+  auto far = [&] { return index.size() - index.heap_size() - index.wheel_size(); };
+  time_point now = start;
+  std::size_t out = 0;
+  std::size_t most_moved_while_due = 0;
+  bool in_order = true;
+  for (std::size_t turns = 0; out < nodes.size() && turns < 1'000'000; ++turns) {
+    const auto wake = index.wake_time();
+    BOOST_TEST_REQUIRE(wake.has_value());
+    now = std::max(now, *wake);
+    const std::size_t far_before = far();
+    const bool due = now >= nodes[out].deadline();
+    while (cpd::index_node* n = index.pop_due(now)) {
+      in_order = in_order && n == &nodes[out] && n->deadline() <= now;
+      ++out;
+    }
+    if (due) most_moved_while_due = std::max(most_moved_while_due, far_before - far());
+    now += 1ns;
+  }
+  BOOST_TEST(out == nodes.size());
+  BOOST_TEST(in_order);
+  BOOST_TEST(most_moved_while_due < nodes.size() / 20);
+}
+
 BOOST_AUTO_TEST_CASE(buckets_coming_near_move_in_shares_and_the_order_stays_exact) {
   // The clock stepped 2 us at a time over 45 ms. Every node comes out once,
   // in exact (deadline, sequence) order, never before it is due, and none

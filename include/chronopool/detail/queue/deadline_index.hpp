@@ -132,11 +132,10 @@ class deadline_index {
   /// none when empty.
   std::optional<time_point> first_deadline() const noexcept;
   /// When the owner must look again: the near front's first deadline, or
-  /// when it is empty the wheel's (earlier when that node was erased), or when
-  /// both are empty a window before the earliest tier bucket's lower bound
-  /// (at most the earliest tier deadline), or when earlier the time to move
-  /// the next slice of set-aside nodes; none when only "never" nodes (or
-  /// none) are left.
+  /// when it is empty the wheel's (earlier when that node was erased); or
+  /// when earlier a window before the earliest tier bucket's lower bound (at
+  /// most the earliest tier deadline), or the time to move the next slice of
+  /// set-aside nodes; none when only "never" nodes (or none) are left.
   std::optional<time_point> wake_time() const noexcept;
 
   /// Calls @p f on every node, in no particular order. @p f must not change the index.
