@@ -302,11 +302,9 @@ void deadline_index::settle_wheel_floor() noexcept {
     return;
   }
   // A floor below heap_limit_ was the key of a node that has left the
-  // wheel: the first occupied slot holds the first key (slots follow the
-  // ring from heap_limit_), found with one pass over that slot.
+  // wheel: the first key now, found with one pass over the first slot.
   if (wheel_floor_ >= heap_limit_) return;
-  const auto d = first_occupied();
-  wheel_floor_ = slot_min(slot_of(heap_limit_ + (static_cast<key>(*d) << slot_bits_)));
+  wheel_floor_ = first_wheel_key();
 }
 
 void deadline_index::refill_near_slot() noexcept {
@@ -338,6 +336,10 @@ deadline_index::key deadline_index::slot_min(std::size_t s) const noexcept {
   key m = ~key{0};
   for (const entry& e : wheel_[s]) m = std::min(m, key_of(e.deadline));
   return m;
+}
+
+deadline_index::key deadline_index::first_wheel_key() const noexcept {
+  return slot_min((slot_of(heap_limit_) + *first_occupied()) & (wheel_slots - 1));
 }
 
 // ---- the far tier ---------------------------------------------------------------

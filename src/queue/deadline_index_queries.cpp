@@ -23,8 +23,8 @@ std::optional<time_point> deadline_index::first_deadline() const noexcept {
   key m = ~key{0};
   if (const entry* f = near_front()) {
     m = key_of(f->deadline);
-  } else if (const auto d = first_occupied()) {
-    m = slot_min((slot_of(heap_limit_) + *d) & (wheel_slots - 1));
+  } else if (wheel_count_ != 0) {
+    m = first_wheel_key();
   }
   for (std::uint64_t b = stale_mask_; b != 0; b &= b - 1) m = std::min(m, bucket_min(stale_[std::countr_zero(b)]));
   if (tier_mask_ != 0) m = std::min(m, bucket_min(tier_[std::countr_zero(tier_mask_)]));

@@ -16,14 +16,14 @@ namespace chronopool::detail {
 
 namespace {
 
-// Asks for the cache lines of a task's header and the start of its callable
-// (the header is 88 bytes; a small callable follows it), for writing: the
-// taker's first act is to mark the task started.
+// Asks for the cache lines of a task's header and of a callable of up to
+// five words, which follows it, for writing: the taker's first act is to
+// mark the task started.
 void prefetch_task(const index_node* n) noexcept {
+  constexpr std::size_t span = sizeof(task_base) + 5 * sizeof(void*);
   const char* const p = reinterpret_cast<const char*>(n);
-  __builtin_prefetch(p, 1);
-  __builtin_prefetch(p + 64, 1);
-  __builtin_prefetch(p + 127, 1);
+  for (std::size_t offset = 0; offset < span; offset += 64) __builtin_prefetch(p + offset, 1);
+  __builtin_prefetch(p + span - 1, 1);  // the last line when the task does not start one
 }
 
 }  // namespace

@@ -323,6 +323,9 @@ class deadline_index {
   bool wheel_cover(key limit) noexcept;
   /// The smallest key in wheel slot @p s (a scan of its entries).
   key slot_min(std::size_t s) const noexcept;
+  /// The smallest key in the wheel (not empty): the first occupied slot's,
+  /// since slots follow the ring from heap_limit_'s.
+  key first_wheel_key() const noexcept;
 
   void tier_push(index_node* n, key k);
   /// Takes the node at @p pos out of bucket @p j of @p array (tier_ or stale_).
