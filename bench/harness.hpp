@@ -79,6 +79,7 @@ class cp_pool_runner {
     chronopool::scheduled_thread_pool_options o;
     o.core_pool_size = n;
     o.precision_spin_limit = spin_limit;
+    if (wakeup_slack) o.wakeup_slack = *wakeup_slack;
     return o;
   }
 
@@ -92,8 +93,9 @@ class cp_pool_runner {
 /// outlives the context's timer service.
 class io_pool_runner {
  public:
-  explicit io_pool_runner(unsigned n) : pool_(1), io_(n) {
+  explicit io_pool_runner(unsigned n) : pool_(pool_options()), io_(n) {
     chronopool::use_pool(io_.context(), pool_);
+    if (wakeup_slack) chronopool::set_wakeup_slack(io_.context(), *wakeup_slack);
     pool_.prestart_core_threads();
   }
   ~io_pool_runner() { finish(); }
@@ -101,6 +103,12 @@ class io_pool_runner {
   void finish() { io_.finish(); }
 
  private:
+  static chronopool::scheduled_thread_pool_options pool_options() {
+    chronopool::scheduled_thread_pool_options o;
+    if (wakeup_slack) o.wakeup_slack = *wakeup_slack;
+    return o;
+  }
+
   chronopool::scheduled_thread_pool pool_;
   io_runner io_;
 };
@@ -116,6 +124,7 @@ auto with_variant(variant v, unsigned threads, F&& f) {
     }
     case variant::cp_io: {
       io_runner r(threads);
+      if (wakeup_slack) chronopool::set_wakeup_slack(r.context(), *wakeup_slack);
       return f.template operator()<chronopool::steady_timer>(r);
     }
     case variant::cp_io_pool: {

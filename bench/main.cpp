@@ -27,7 +27,7 @@ namespace {
 void usage(std::FILE* out) {
   fmt::print(out,
              "usage: chronopool-bench [--quick | --big] [--reps R] [--threads T] [--only NAME[,NAME...]] [--json FILE]\n"
-             "                        [--variants V[,V...]]\n"
+             "                        [--variants V[,V...]] [--wakeup-slack US]\n"
              "  --quick        small sizes, for a smoke test in seconds\n"
              "  --big          also the sizes that take minutes and GiBs (timeout at M=10,000,000)\n"
              "  --reps R       repetitions of every variant after one warm-up (default 5)\n"
@@ -37,6 +37,8 @@ void usage(std::FILE* out) {
              "  --variants V   run only these variants (comma-separated: asio-io, cp-io, asio-pool,\n"
              "                 cp-pool, cp-io-pool, cp-precise, cp-io-precise), e.g. to profile one side;\n"
              "                 ratios need both sides\n"
+             "  --wakeup-slack US  every chronopool set-up's wake-up slack in microseconds (default: the\n"
+             "                 library's, 50 us; 0: exact waits)\n"
              "workloads:\n");
   for (const auto& w : bench::all_workloads()) fmt::print(out, "  {:9} {}\n", w.name, w.what);
 }
@@ -85,6 +87,8 @@ bench::options parse(int argc, char** argv) {
         if (it == all.end()) throw std::invalid_argument("unknown variant '" + n + "'");
         o.variants.push_back(*it);
       }
+    } else if (a == "--wakeup-slack") {
+      bench::wakeup_slack = std::chrono::microseconds(to_int(a, value(i), 0));
     } else if (a == "--help" || a == "-h") {
       usage(stdout);
       std::exit(0);

@@ -24,6 +24,11 @@ enum class variant {
   cp_io_precise, ///< cp_io in precision mode (set_poll_window: wake early, poll the rest)
 };
 
+/// --wakeup-slack: every chronopool set-up's wake-up slack (the pool's
+/// wakeup_slack, the io_context's set_wakeup_slack); unset, the library's
+/// default.
+inline std::optional<std::chrono::nanoseconds> wakeup_slack;
+
 /// The spin limit of cp_precise and the poll window of cp_io_precise.
 inline constexpr std::chrono::microseconds precise_spin_limit{200};
 

@@ -120,6 +120,20 @@ struct scheduled_thread_pool_options {
   /// Negative values are rejected.
   std::chrono::nanoseconds precision_spin_limit{0};
 
+  /// How much later than its deadline a task or timer may start so that
+  /// one wake-up serves several deadlines. The thread waiting for the next
+  /// deadline sleeps on to the latest one at most this far after it, and
+  /// runs everything due by then: nothing starts early, and nothing starts
+  /// more than the slack later than an exact wait would have started it.
+  /// The default, 50 us, is Linux's default timer slack, which the kernel
+  /// applies to a thread's own sleeps (and so to Java's
+  /// ScheduledThreadPoolExecutor); with it the pool also sleeps rather than
+  /// spins for a deadline that is near, and spends its CPU on wake-ups only
+  /// when deadlines are more than the slack apart. Zero: every deadline is
+  /// waited for exactly. Ignored in precision mode and on a manual clock.
+  /// Must be in [0, 1 ms] (std::invalid_argument).
+  std::chrono::nanoseconds wakeup_slack = std::chrono::microseconds(50);
+
   /// Testing: the pool runs on a manual clock (chronopool::pool_manual_clock,
   /// from manual_clock_of(pool)) instead of the real ones. Its delayed,
   /// periodic, wall-clock and calendar tasks, its timers and its now() read

@@ -85,6 +85,22 @@ class timer_service : public detail::timer_service_base {
   /// window). Applies to waits armed after the call. @p window must be in
   /// [0, 1 ms] (std::invalid_argument).
   void set_poll_window(std::chrono::nanoseconds window);
+  /// How much later than its deadline a wait may complete so that one
+  /// wake-up serves several deadlines: a shard's wake-up is armed for the
+  /// latest deadline at most @p slack after its first one, and completes
+  /// everything due by then, none early. With a slack, only deadlines
+  /// nearer than arming the native timer costs are polled for; the others
+  /// are left to the native timer, whose latency the slack allows: less CPU
+  /// for sparse deadlines, lateness near Asio's own instead of below it.
+  /// Zero (the default): deadlines are waited for exactly (polled for when
+  /// near, as above). Linux's default timer slack, 50 us, is a natural
+  /// choice. A poll window
+  /// asks for exact waits: the slack is not used while one is set. The
+  /// timers of a scheduled_thread_pool's own executor follow
+  /// scheduled_thread_pool_options::wakeup_slack instead. Applies to waits
+  /// armed after the call. @p slack must be in [0, 1 ms]
+  /// (std::invalid_argument).
+  void set_wakeup_slack(std::chrono::nanoseconds slack);
   /// Waits started and not yet handed to their handlers, across all timers
   /// of the context.
   std::size_t pending_waits() const;
@@ -97,6 +113,9 @@ class timer_service : public detail::timer_service_base {
 
 /// timer_service::set_poll_window for @p ctx's chronopool timers.
 void set_poll_window(asio_ns::execution_context& ctx, std::chrono::nanoseconds window);
+
+/// timer_service::set_wakeup_slack for @p ctx's chronopool timers.
+void set_wakeup_slack(asio_ns::execution_context& ctx, std::chrono::nanoseconds slack);
 
 /// Points @p ctx's chronopool timers at @p pool, so their time-keeping runs on
 /// the pool's threads. Call before the first timer of @p ctx exists.

@@ -34,6 +34,9 @@ scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
     throw std::invalid_argument("chronopool: keep_alive must be positive");
   if (o.precision_spin_limit < std::chrono::nanoseconds::zero())
     throw std::invalid_argument("chronopool: precision_spin_limit must not be negative");
+  if (o.wakeup_slack < std::chrono::nanoseconds::zero() || o.wakeup_slack > std::chrono::milliseconds(1))
+    throw std::invalid_argument(
+        fmt::format("chronopool: wakeup_slack must be between 0 and 1 ms (was {})", o.wakeup_slack));
   // Spinning waits for real time to pass, which a manual clock's never does.
   if (o.manual_clock_auto_advance && !o.use_manual_clock)
     throw std::invalid_argument("chronopool: manual_clock_auto_advance is true but use_manual_clock is false "
@@ -75,6 +78,7 @@ pool_core::pool_core(scheduled_thread_pool_options options)
       core_size_(options_.core_pool_size),
       allow_core_timeout_(options_.allow_core_thread_timeout) {
   queue_.set_precision_spin_limit(options_.precision_spin_limit);
+  queue_.set_wake_slack(wake_slack());
   if (options_.use_manual_clock) {
     // Before anything is queued: every reading of the pool's time (its
     // own, its queue's, its tasks' through their owner) is virtual.

@@ -31,15 +31,82 @@ std::optional<time_point> deadline_index::first_deadline() const noexcept {
   return time_of(m);
 }
 
-std::optional<time_point> deadline_index::wake_time() const noexcept {
+time_point::rep deadline_index::last_near_deadline(time_point::rep first, time_point::rep bound) const noexcept {
+  time_point::rep last = first;
+  // The run is sorted: its entries up to the bound (tombstones skipped).
+  const std::size_t run_end = std::min(run_.size(), run_pos_ + coalesce_scan_limit);
+  for (std::size_t p = run_pos_; p < run_end && run_[p].deadline <= bound; ++p)
+    if (run_[p].node != nullptr) last = std::max(last, run_[p].deadline);
+  // The heap's entries up to the bound: a walk that goes below an entry only
+  // when it is within the bound (its children come no earlier).
+  if (!heap_.empty() && heap_.front().deadline <= bound) {
+    std::size_t todo[coalesce_scan_limit];
+    std::size_t n = 0;
+    todo[n++] = 0;
+    for (std::size_t seen = 0; n != 0 && seen < coalesce_scan_limit; ++seen) {
+      const std::size_t i = todo[--n];
+      last = std::max(last, heap_[i].deadline);
+      for (std::size_t c = i * arity + 1; c < std::min(heap_.size(), i * arity + 1 + arity); ++c)
+        if (heap_[c].deadline <= bound && n < coalesce_scan_limit) todo[n++] = c;
+    }
+  }
+  return last;
+}
+
+deadline_index::key deadline_index::last_wheel_key(key bound, key last) const noexcept {
+  // The entries (unsorted) of the first occupied slot and of the few after
+  // it, up to the bound's slot; the floor is at or before all of them. Only
+  // keys within the bound count, so a ring that wraps within the bound (a
+  // test's tiny window) costs coverage, never a late wake.
+  const std::size_t first = (slot_of(heap_limit_) + *first_occupied()) & (wheel_slots - 1);
+  const std::size_t bound_slot = slot_of(bound);
+  std::size_t budget = coalesce_scan_limit;
+  for (std::size_t i = 0; i < max_coalesce_slots && budget != 0; ++i) {
+    const std::size_t s = (first + i) & (wheel_slots - 1);
+    const slot_buffer& slot = wheel_[s];
+    const std::size_t n = std::min(slot.size(), budget);
+    budget -= n;
+    for (std::size_t j = 0; j < n; ++j) {
+      const key k = key_of(slot.begin()[j].deadline);
+      if (k <= bound) last = std::max(last, k);
+    }
+    if (s == bound_slot) break;
+  }
+  return last;
+}
+
+std::optional<time_point> deadline_index::wake_time(duration slack) const noexcept {
   std::optional<time_point> wake;
+  // How far a slack takes the wake from @p first: not past a node set aside
+  // from the tier, which may come before the near front's later entries.
+  const auto slack_bound = [&](key first) {
+    key bound = key_of(saturating_add(time_of(first), slack));
+    if (stale_count_ != 0) bound = stale_floor_ == 0 ? 0 : std::min(bound, stale_floor_ - 1);
+    return bound;
+  };
   if (const entry* f = near_front()) {
     wake = time_point(duration(f->deadline));
+    if (slack > duration::zero()) {
+      const key bound = slack_bound(key_of(f->deadline));
+      if (bound > key_of(f->deadline)) {
+        key last = key_of(last_near_deadline(f->deadline, time_of(bound).time_since_epoch().count()));
+        // Past the near front's end: the wheel's first slots within the bound too.
+        if (wheel_count_ != 0 && bound >= heap_limit_) last = last_wheel_key(bound, last);
+        wake = time_of(last);
+      }
+    }
   } else if (wheel_count_ != 0) {
     // The first wheel deadline (or, when that node was erased, an earlier
     // time: one wake-up too many, no scan): advance() at that time finds the
     // first key again, or takes its slot onto the run when it is that near.
+    // With a slack, on to the latest key within it in that slot: the wheel
+    // holds everything near when the first deadline is more than a slot
+    // away, as most are when the owner goes to sleep.
     wake = time_of(wheel_floor_);
+    if (slack > duration::zero()) {
+      const key bound = slack_bound(wheel_floor_);
+      if (bound > wheel_floor_) wake = time_of(last_wheel_key(bound, wheel_floor_));
+    }
   }
   if (tier_mask_ != 0) {
     // A window before the lowest bucket's lower bound (and not before the

@@ -346,7 +346,12 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       if (precision_mode() && !is_never(head)) {
         leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
       }
-      const time_point until = std::min(head, limit);
+      // With a slack, the wait runs on to the last deadline it covers.
+      const time_point target =
+          wake_slack_ > duration::zero() && !precision_mode() && manual_ == nullptr && !is_never(head)
+              ? index_.wake_time(wake_slack_).value_or(head)
+              : head;
+      const time_point until = std::min(target, limit);
       if (precision_mode() && !is_never(until)) {
         sleep_then_spin(lock, until);
       } else if (manual_ == nullptr && !is_never(until) && spins_for(until - now)) {

@@ -72,9 +72,17 @@ void delayed_work_queue::sleep_then_spin(std::unique_lock<std::mutex>& lock, tim
 }
 
 bool delayed_work_queue::spins_for(duration ahead) const noexcept {
+  // With a slack, the wake-up's latency is what the slack allows: only a
+  // head nearer than arming the sleep costs is spun for.
+  if (wake_slack_ > duration::zero()) return ahead <= near_spin_;
   // Subtracted from `ahead` (a time still to come, and the latency at most
   // 100 us): the near spin may be as long as a test likes.
   return ahead - wake_latency_.get() <= near_spin_;
+}
+
+void delayed_work_queue::set_wake_slack(std::chrono::nanoseconds slack) noexcept {
+  std::lock_guard lock(mutex_);
+  wake_slack_ = std::max(slack, std::chrono::nanoseconds::zero());
 }
 
 void delayed_work_queue::set_near_spin(std::chrono::nanoseconds d) noexcept {

@@ -16,6 +16,9 @@ duration native_poller::threshold() const noexcept { return std::max(sleep_cost(
 duration native_poller::reach() const noexcept { return std::max(2 * sleep_cost(), window()); }
 
 bool native_poller::covers(duration ahead) const noexcept {
+  // With a slack (and no window), the wake-up's latency is what the slack
+  // allows: only a deadline nearer than arming costs is polled for.
+  if (slack() > duration::zero()) return ahead <= near_kernel_timer_cost();
   return ahead <= threshold() || (ahead <= reach() && running());
 }
 

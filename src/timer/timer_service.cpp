@@ -34,6 +34,8 @@ bool timer_service::driven_by_pool() const noexcept { return routed_to_pool(); }
 
 void timer_service::set_poll_window(std::chrono::nanoseconds window) { set_window(window); }
 
+void timer_service::set_wakeup_slack(std::chrono::nanoseconds slack) { set_slack(slack); }
+
 std::size_t timer_service::pending_waits() const { return pending(); }
 
 timer_service_stats timer_service::stats() const {
@@ -55,6 +57,10 @@ std::string to_string(const timer_service_stats& s) {
 
 void set_poll_window(asio_ns::execution_context& ctx, std::chrono::nanoseconds window) {
   asio_ns::use_service<timer_service>(ctx).set_poll_window(window);
+}
+
+void set_wakeup_slack(asio_ns::execution_context& ctx, std::chrono::nanoseconds slack) {
+  asio_ns::use_service<timer_service>(ctx).set_wakeup_slack(slack);
 }
 
 void use_pool(asio_ns::execution_context& ctx, scheduled_thread_pool& pool) {

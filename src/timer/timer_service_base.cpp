@@ -10,6 +10,9 @@
 #include <chronopool/manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -84,6 +87,13 @@ void timer_service_base::set_window(std::chrono::nanoseconds window) {
   if (window < std::chrono::nanoseconds::zero() || window > std::chrono::milliseconds(1))
     throw std::invalid_argument("chronopool::set_poll_window: the window must be between 0 and 1 ms");
   poller_.set_window(window);
+}
+
+void timer_service_base::set_slack(std::chrono::nanoseconds slack) {
+  if (slack < std::chrono::nanoseconds::zero() || slack > std::chrono::milliseconds(1))
+    throw std::invalid_argument(
+        fmt::format("chronopool::set_wakeup_slack: slack must be between 0 and 1 ms (was {})", slack));
+  poller_.set_slack(slack);
 }
 
 std::size_t timer_service_base::pending() const { return sum_over(shards_, &timer_shard::pending); }

@@ -150,7 +150,7 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
   // while the other core idles.
   if (rearm_pending_ != 0) return;
   try {
-    const auto wake = index_.wake_time();
+    const auto wake = index_.wake_time(wake_slack());
     if (pool_) {
       if (!wake) {
         later.superseded = std::move(wakeup_);  // nothing to wait for: let the pool go idle
@@ -211,6 +211,16 @@ void timer_shard::arm_wakeup_locked(after_unlock& later, bool best_effort) {
     // Out of memory: the waits stay queued, and the next wait arms again.
     if (!best_effort) throw;
   }
+}
+
+duration timer_shard::wake_slack() const noexcept {
+  // Exact on a manual clock: a test moves the time to a deadline and
+  // expects that wait, not a later one, to come due.
+  if (manual_ != nullptr) return duration::zero();
+  // A pool's own timers wait as its tasks do; an io_context's (also after
+  // use_pool) as its service says.
+  if (pool_ && context_is_pool_) return pool_->wake_slack();
+  return poller_.slack();
 }
 
 void timer_shard::arm_native_locked(time_point t) {

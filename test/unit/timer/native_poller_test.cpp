@@ -50,6 +50,26 @@ BOOST_AUTO_TEST_CASE(an_observed_wake_up_latency_extends_the_threshold_and_the_r
   BOOST_TEST(!p.covers(2 * (c + 40us) + tick));
 }
 
+BOOST_AUTO_TEST_CASE(with_a_slack_only_the_arm_is_polled_for_and_a_window_asks_for_exact_waits) {
+  cpd::native_poller p;
+  BOOST_TEST((p.slack() == cpd::duration::zero()));  // the default: exact
+  p.set_slack(50us);
+  p.observe_wakeup(40us);
+  const auto c = arm_cost();
+  // The slack allows the wake-up's latency: only the arm counts, even while a poll runs.
+  BOOST_TEST(p.covers(c));
+  BOOST_TEST(!p.covers(c + tick));
+  BOOST_TEST(p.claim());
+  BOOST_TEST(!p.covers(c + tick));
+  p.unclaim();
+  // A poll window asks for exact waits: no slack, and the window is polled for.
+  p.set_window(200us);
+  BOOST_TEST((p.slack() == cpd::duration::zero()));
+  BOOST_TEST(p.covers(150us));
+  p.set_window(cpd::duration::zero());
+  BOOST_TEST((p.slack() == 50us));
+}
+
 BOOST_AUTO_TEST_CASE(the_latency_is_a_moving_average_of_clamped_samples) {
   cpd::native_poller p;
   p.observe_wakeup(40us);

@@ -153,6 +153,13 @@ class pool_core final : public task_owner, public std::enable_shared_from_this<p
   /// Threads running a task now (Java's getActiveCount: a snapshot).
   std::size_t active_count() const noexcept;
   std::size_t queued_count() const { return queue_.size(); }
+  /// The slack the pool's waits for deadlines have (pool_options::wakeup_slack):
+  /// zero in precision mode and on a manual clock, where waits are exact.
+  std::chrono::nanoseconds wake_slack() const noexcept {
+    return options_.precision_spin_limit > std::chrono::nanoseconds::zero() || options_.use_manual_clock
+               ? std::chrono::nanoseconds::zero()
+               : options_.wakeup_slack;
+  }
   /// Task runs and posted functions completed, by every thread ever.
   std::uint64_t completed_task_count() const noexcept;
   bool running_in_this_thread() const noexcept;

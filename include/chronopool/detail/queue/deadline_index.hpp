@@ -136,7 +136,14 @@ class deadline_index {
   /// when earlier a window before the earliest tier bucket's lower bound (at
   /// most the earliest tier deadline), or the time to move the next slice of
   /// set-aside nodes; none when only "never" nodes (or none) are left.
-  std::optional<time_point> wake_time() const noexcept;
+  std::optional<time_point> wake_time() const noexcept { return wake_time(duration::zero()); }
+  /// wake_time(), except that a wake for the near front's first deadline
+  /// moves on to the latest near deadline at most @p slack after it (never
+  /// past any other reason to look again): one wake-up then serves every
+  /// node due in between, none early and none more than @p slack late.
+  /// Looks at a bounded number of entries: with more near nodes in the
+  /// slack than that, the wake covers fewer of them, never a later one.
+  std::optional<time_point> wake_time(duration slack) const noexcept;
 
   /// Calls @p f on every node, in no particular order. @p f must not change the index.
   template <class F>
@@ -268,6 +275,18 @@ class deadline_index {
   void push_entry(index_node* n);
   index_node* remove_at(std::size_t i) noexcept;
   void rebuild_heap() noexcept;
+
+  /// The latest near-front deadline (heap or run) at or before @p bound,
+  /// looking at most at coalesce_scan_limit entries of each; @p first (the
+  /// near front's, at or before @p bound) when there is none later.
+  time_point::rep last_near_deadline(time_point::rep first, time_point::rep bound) const noexcept;
+  static constexpr std::size_t coalesce_scan_limit = 64;
+  static constexpr std::size_t max_coalesce_slots = 4;
+  /// The latest key at or before @p bound among @p last and the first
+  /// coalesce_scan_limit entries of the first occupied wheel slot and the
+  /// next ones up to @p bound's (at most max_coalesce_slots). The wheel must
+  /// not be empty.
+  key last_wheel_key(key bound, key last) const noexcept;
 
   /// The first of the heap's front and the run's; null when both are empty.
   const entry* near_front() const noexcept {

@@ -94,12 +94,17 @@ class delayed_work_queue {
   /// Precision mode with a spin window of at most @p limit (zero: off).
   /// Before any taker waits.
   void set_precision_spin_limit(std::chrono::nanoseconds limit) noexcept;
+  /// Outside precision mode the leader waits for the latest deadline at
+  /// most @p slack after the head's, so that one wake-up serves them all
+  /// (deadline_index::wake_time). Zero: exact. Before any taker waits.
+  void set_wake_slack(std::chrono::nanoseconds slack) noexcept;
   /// Testing aid: the leader spins instead of sleeping for a head nearer
   /// than @p d (default: near_kernel_timer_cost()). Before any taker waits.
   void set_near_spin(std::chrono::nanoseconds d) noexcept;
   /// How late the leader's timed sleeps have been woken (a moving average;
-  /// zero until one timed out). The leader spins for a head nearer than the
-  /// near spin plus this.
+  /// zero until one timed out). Without a slack, the leader spins for a
+  /// head nearer than the near spin plus this; with one, only for a head
+  /// nearer than the near spin (the slack allows the wake-up's latency).
   duration wakeup_latency() const noexcept { return wake_latency_.get(); }
   /// Testing aid: counts as one timed sleep woken @p late.
   void observe_wakeup(duration late) noexcept { wake_latency_.observe(late); }
@@ -355,6 +360,7 @@ class delayed_work_queue {
   // mutex_; a spinning leader reads signals_ without it.
   duration spin_limit_{0};
   duration spin_window_{0};
+  duration wake_slack_{0};  // see set_wake_slack
   duration near_spin_;  // a head nearer than this (plus the wake-up latency) is spun for, in any mode
   wakeup_latency_average wake_latency_;  // of the leader's timed sleeps
   bool spinning_ = false;               // the leader spins

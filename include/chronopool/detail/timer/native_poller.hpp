@@ -36,6 +36,12 @@ class native_poller {
   /// The service's poll window (timer_service::set_poll_window).
   void set_window(duration w) noexcept { window_.store(w.count(), std::memory_order_relaxed); }
   duration window() const noexcept { return duration(window_.load(std::memory_order_relaxed)); }
+  /// The service's wake-up slack (timer_service::set_wakeup_slack); zero
+  /// while a poll window is set: the window asks for exact wake-ups.
+  void set_slack(duration s) noexcept { slack_.store(s.count(), std::memory_order_relaxed); }
+  duration slack() const noexcept {
+    return window() > duration::zero() ? duration::zero() : duration(slack_.load(std::memory_order_relaxed));
+  }
   /// A poll starts for a deadline at most this far ahead.
   duration threshold() const noexcept;
   /// Whether a deadline @p ahead from now is left to the poll: within the
@@ -89,6 +95,7 @@ class native_poller {
   const std::vector<std::shared_ptr<timer_shard>>* shards_ = nullptr;
   std::atomic<bool> active_{false};
   std::atomic<duration::rep> window_{0};
+  std::atomic<duration::rep> slack_{0};
   wakeup_latency_average latency_;
   std::atomic<std::uint64_t> starts_{0};
 };

@@ -190,6 +190,8 @@ class timer_service_base : public asio_ns::execution_context::service {
   void route_to_pool(scheduled_thread_pool& pool, std::shared_ptr<pool_core> core);
   bool routed_to_pool() const noexcept { return pool_set_.load(); }
   void set_window(std::chrono::nanoseconds window);
+  /// timer_service::set_wakeup_slack.
+  void set_slack(std::chrono::nanoseconds slack);
   std::size_t pending() const;
   /// Every shard's figures summed into @p s (see timer_shard::add_stats).
   void add_shard_stats(timer_service_stats& s) const;

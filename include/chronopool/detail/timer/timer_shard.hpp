@@ -334,6 +334,11 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   /// (handoff_latency_level); zero in every other mode, and once the pool
   /// is shut down.
   duration handoff_lead() const noexcept;
+  /// How far past the first deadline the wake-up may be armed, to the
+  /// latest deadline within it (deadline_index::wake_time): the pool's
+  /// slack for a pool's own timers, the service's otherwise, none on a
+  /// manual clock.
+  duration wake_slack() const noexcept;
   /// After use_pool, @p t within handoff_lead(): posts a held collect for @p t.
   void post_held_collect_locked(time_point t);
   /// The wake-up came: the native timer's (@p native) or a posted one.
