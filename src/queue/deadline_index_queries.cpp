@@ -99,9 +99,9 @@ std::optional<time_point> deadline_index::wake_time(duration slack) const noexce
     // The first wheel deadline (or, when that node was erased, an earlier
     // time: one wake-up too many, no scan): advance() at that time finds the
     // first key again, or takes its slot onto the run when it is that near.
-    // With a slack, on to the latest key within it in that slot: the wheel
-    // holds everything near when the first deadline is more than a slot
-    // away, as most are when the owner goes to sleep.
+    // With a slack, on to the latest key within it in the first slots: the
+    // wheel holds everything near when the first deadline is more than a
+    // slot away, as most are when the owner goes to sleep.
     wake = time_of(wheel_floor_);
     if (slack > duration::zero()) {
       const key bound = slack_bound(wheel_floor_);
