@@ -31,23 +31,22 @@ std::optional<time_point> deadline_index::first_deadline() const noexcept {
   return time_of(m);
 }
 
-time_point::rep deadline_index::last_near_deadline(time_point::rep first, time_point::rep bound) const noexcept {
-  time_point::rep last = first;
+deadline_index::key deadline_index::last_near_key(key bound, key last) const noexcept {
   // The run is sorted: its entries up to the bound (tombstones skipped).
   const std::size_t run_end = std::min(run_.size(), run_pos_ + coalesce_scan_limit);
-  for (std::size_t p = run_pos_; p < run_end && run_[p].deadline <= bound; ++p)
-    if (run_[p].node != nullptr) last = std::max(last, run_[p].deadline);
+  for (std::size_t p = run_pos_; p < run_end && key_of(run_[p].deadline) <= bound; ++p)
+    if (run_[p].node != nullptr) last = std::max(last, key_of(run_[p].deadline));
   // The heap's entries up to the bound: a walk that goes below an entry only
   // when it is within the bound (its children come no earlier).
-  if (!heap_.empty() && heap_.front().deadline <= bound) {
+  if (!heap_.empty() && key_of(heap_.front().deadline) <= bound) {
     std::size_t todo[coalesce_scan_limit];
     std::size_t n = 0;
     todo[n++] = 0;
     for (std::size_t seen = 0; n != 0 && seen < coalesce_scan_limit; ++seen) {
       const std::size_t i = todo[--n];
-      last = std::max(last, heap_[i].deadline);
+      last = std::max(last, key_of(heap_[i].deadline));
       for (std::size_t c = i * arity + 1; c < std::min(heap_.size(), i * arity + 1 + arity); ++c)
-        if (heap_[c].deadline <= bound && n < coalesce_scan_limit) todo[n++] = c;
+        if (key_of(heap_[c].deadline) <= bound && n < coalesce_scan_limit) todo[n++] = c;
     }
   }
   return last;
@@ -87,9 +86,10 @@ std::optional<time_point> deadline_index::wake_time(duration slack) const noexce
   if (const entry* f = near_front()) {
     wake = time_point(duration(f->deadline));
     if (slack > duration::zero()) {
-      const key bound = slack_bound(key_of(f->deadline));
-      if (bound > key_of(f->deadline)) {
-        key last = key_of(last_near_deadline(f->deadline, time_of(bound).time_since_epoch().count()));
+      const key first = key_of(f->deadline);
+      const key bound = slack_bound(first);
+      if (bound > first) {
+        key last = last_near_key(bound, first);
         // Past the near front's end: the wheel's first slots within the bound too.
         if (wheel_count_ != 0 && bound >= heap_limit_) last = last_wheel_key(bound, last);
         wake = time_of(last);

@@ -276,10 +276,9 @@ class deadline_index {
   index_node* remove_at(std::size_t i) noexcept;
   void rebuild_heap() noexcept;
 
-  /// The latest near-front deadline (heap or run) at or before @p bound,
-  /// looking at most at coalesce_scan_limit entries of each; @p first (the
-  /// near front's, at or before @p bound) when there is none later.
-  time_point::rep last_near_deadline(time_point::rep first, time_point::rep bound) const noexcept;
+  /// The latest key at or before @p bound among @p last and the near
+  /// front's (heap and run) first coalesce_scan_limit entries each.
+  key last_near_key(key bound, key last) const noexcept;
   static constexpr std::size_t coalesce_scan_limit = 64;
   static constexpr std::size_t max_coalesce_slots = 4;
   /// The latest key at or before @p bound among @p last and the first
