@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 
 using namespace std::chrono_literals;
 using chronopool::scheduled_thread_pool;
@@ -33,11 +34,11 @@ scheduled_thread_pool_options with_slack(std::chrono::nanoseconds slack) {
 struct two_starts {
   std::array<std::atomic<steady::rep>, 2> at{};
   std::atomic<int> done{0};
-  void mark(int i) {
+  void mark(std::size_t i) {
     at[i].store(steady::now().time_since_epoch().count());
     done.fetch_add(1);
   }
-  steady::time_point operator[](int i) const { return steady::time_point(steady::duration(at[i].load())); }
+  steady::time_point operator[](std::size_t i) const { return steady::time_point(steady::duration(at[i].load())); }
 };
 
 }  // namespace
