@@ -9,6 +9,7 @@
 
 #include <chronopool/detail/platform/timer_slack.hpp>
 #include <chronopool/detail/pool/pool_limits.hpp>
+#include <chronopool/detail/wakeup/wakeup_setting.hpp>
 #include <chronopool/pool_manual_clock.hpp>
 
 #include <fmt/chrono.h>
@@ -34,9 +35,7 @@ scheduled_thread_pool_options validated(scheduled_thread_pool_options o) {
     throw std::invalid_argument("chronopool: keep_alive must be positive");
   if (o.precision_spin_limit < std::chrono::nanoseconds::zero())
     throw std::invalid_argument("chronopool: precision_spin_limit must not be negative");
-  if (o.wakeup_slack < std::chrono::nanoseconds::zero() || o.wakeup_slack > std::chrono::milliseconds(1))
-    throw std::invalid_argument(
-        fmt::format("chronopool: wakeup_slack must be between 0 and 1 ms (was {})", o.wakeup_slack));
+  check_wakeup_setting("chronopool: wakeup_slack", o.wakeup_slack);
   // Spinning waits for real time to pass, which a manual clock's never does.
   if (o.manual_clock_auto_advance && !o.use_manual_clock)
     throw std::invalid_argument("chronopool: manual_clock_auto_advance is true but use_manual_clock is false "
@@ -279,7 +278,9 @@ void pool_core::run_task(worker& w, const task_ptr& t) {
     std::lock_guard lock(w.current_mutex);
     w.current = nullptr;
   }
-  w.run_time.record_exclusive(saturating_difference(now(), started));
+  const duration ran = saturating_difference(now(), started);
+  w.run_time.record_exclusive(ran);
+  queue_.observe_run(ran);
   w.completed.store(w.completed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   w.active.store(false, std::memory_order_relaxed);
   if (error) [[unlikely]]

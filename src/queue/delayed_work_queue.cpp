@@ -227,6 +227,10 @@ delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t,
   t.detach();              // the queue owns the reference now
   new_head = wake_or_never() < wake_before;
   if (new_head) {
+    // A leader that kept its role across a task comes back for the new head
+    // too, while that is still in time and the backup covers it (a pool
+    // task re-arming a timer's wake-up, say).
+    if (leader_ == &kept_role_ && role_may_be_kept_locked() && backup_covers_locked()) return offer_status::queued;
     // A new head: the leader sleeps for a later deadline. Void its role and
     // wake one taker, which becomes leader for the new head.
     leader_ = nullptr;
@@ -287,6 +291,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   lock_spinning(lock);
   const std::uint64_t epoch = interrupt_epoch_;
   const char me = 0;  // this wait's identity for the leader role
+  bool led = false;    // this wait last slept as the leader (for the head)
   wait_result result{{}, wait_status::timeout};
   // Precision mode: the first untimed sleep of this wait is a spin of one
   // window; a spin that ends without a signal is not repeated.
@@ -330,19 +335,25 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
     // none, for the earliest tier bucket to come near; never for "never".
     const time_point head = wake_or_never();
     if (limit <= now) break;  // timeout
-    if (leader_ != nullptr) {
-      // A head the leader waited for is gone (a follower took it, or it was
-      // removed): stand in for the one now at the front instead.
-      if (precision_mode() && !is_never(head) &&
-          leader_head_.load(std::memory_order_relaxed) < head.time_since_epoch().count()) {
-        leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
+    if (leader_waits()) {
+      led = false;
+      if (precision_mode()) {
+        // A head the leader waited for is gone (a follower took it, or it was
+        // removed): stand in for the one now at the front instead.
+        if (!is_never(head) && leader_head_.load(std::memory_order_relaxed) < head.time_since_epoch().count()) {
+          leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
+        }
+        untimed_wait(limit);  // follower: untimed unless the caller has a limit
+      } else {
+        follower_sleep(lock, limit);
       }
-      untimed_wait(limit);  // follower: untimed unless the caller has a limit
     } else {
-      // Leader: the only thread sleeping for the head's deadline. A caller
-      // whose own limit comes first sleeps until then and hands the role on
-      // when it leaves.
+      // Leader: the only thread sleeping for the head's deadline (a leader
+      // that kept its role across a task is not sleeping: take it over). A
+      // caller whose own limit comes first sleeps until then and hands the
+      // role on when it leaves.
       leader_ = &me;
+      led = true;
       if (precision_mode() && !is_never(head)) {
         leader_head_.store(head.time_since_epoch().count(), std::memory_order_relaxed);
       }
@@ -352,6 +363,7 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
               ? index_.wake_time(wake_slack_).value_or(head)
               : head;
       const time_point until = std::min(target, limit);
+      leader_until_ = until;
       if (precision_mode() && !is_never(until)) {
         sleep_then_spin(lock, until);
       } else if (manual_ == nullptr && !is_never(until) && spins_for(until - now)) {
@@ -361,13 +373,36 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
       }
       if (leader_ == &me) {
         leader_ = nullptr;
+        leader_until_ = time_point::max();
         leader_head_.store(std::numeric_limits<std::int64_t>::max(), std::memory_order_relaxed);
       }
     }
   }
 
-  // Pass the leader role on: someone must sleep for the (new) head.
-  if (leader_ == nullptr && index_.wake_time()) hand_off_and_unlock(lock);
+  if (leader_waits()) return result;
+  // The leader that woke for the head and took it keeps its role while it
+  // runs a task expected to end before the next head (or before a head
+  // queued meanwhile, as a pool's timers re-arm): a follower is woken only
+  // when needed.
+  if (led && result.status == wait_status::task) {
+    // Whether it could have is what makes the followers sleep as a backup.
+    keep_wanted_ = role_may_be_kept_locked();
+    if (keep_wanted_ && backup_covers_locked()) {
+      leader_ = &kept_role_;
+      ++roles_kept_;
+      return result;
+    }
+  }
+  if (!index_.wake_time()) {
+    leader_ = nullptr;  // nothing to wait for
+    return result;
+  }
+  // Pass the leader role on: someone must sleep for the (new) head. A role
+  // kept by another taker stays kept while the backup covers it (or no one
+  // idle could).
+  if (leader_ == &kept_role_ && (backup_sleeping_ || sleeping_ == 0)) return result;
+  leader_ = nullptr;
+  hand_off_and_unlock(lock);
   return result;
 }
 

@@ -20,6 +20,16 @@ namespace {
 // CPU takes it within a microsecond.
 constexpr std::chrono::nanoseconds follower_grace{std::chrono::microseconds(2)};
 
+// How far past the waiting leader's wake-up the backup follower sleeps: a
+// leader that keeps its role across a task and is held up by it delays the
+// next head by at most this. Woken once per this, not once per task.
+constexpr std::chrono::nanoseconds backup_grace{std::chrono::microseconds(500)};
+
+// Tasks are "short" while their decaying maximum run time stays below
+// this; longer ones are handed off at once, as a follower would run the
+// next head while the leader is still busy.
+constexpr std::chrono::nanoseconds keep_role_run_limit{std::chrono::microseconds(100)};
+
 }  // namespace
 
 bool delayed_work_queue::sleep_until(std::unique_lock<std::mutex>& lock, time_point until) {
@@ -155,6 +165,52 @@ void delayed_work_queue::hand_off_and_unlock(std::unique_lock<std::mutex>& lock)
   available_.notify_one();
 }
 
+void delayed_work_queue::follower_sleep(std::unique_lock<std::mutex>& lock, time_point limit) {
+  // One follower is the backup: it wakes backup_grace past the leader's
+  // wake-up, and (the leader waiting again) sleeps on; the others sleep
+  // until woken. A manual clock's time does not pass by itself: untimed.
+  if (!keep_wanted_ || backup_sleeping_ || manual_ != nullptr || is_never(leader_until_)) {
+    sleep_until(lock, limit);
+    return;
+  }
+  backup_sleeping_ = true;
+  // From now at the earliest: a leader woken late, or held up before it
+  // takes the lock again, leaves its wake-up in the past, and a backup
+  // timed from there would return at once, again and again, on the CPU.
+  backup_at_ = saturating_add(std::max(leader_until_, clock::now()), backup_grace);
+  sleep_until(lock, std::min(limit, backup_at_));
+  backup_sleeping_ = false;
+  backup_at_ = time_point::max();
+}
+
+bool delayed_work_queue::role_may_be_kept_locked() const noexcept {
+  // Exact and reproducible waits (precision mode, a manual clock) hand off
+  // as ever; so does a queue that is no longer open.
+  if (precision_mode() || manual_ != nullptr || mode_ != mode::open) return false;
+  const duration run{run_estimate_.load(std::memory_order_relaxed)};
+  if (run > keep_role_run_limit) return false;
+  // The next head before this task is expected to end (due already, in a
+  // burst): a follower runs it meanwhile.
+  return wake_or_never() >= saturating_add(clock::now(), run);
+}
+
+bool delayed_work_queue::backup_covers_locked() const noexcept {
+  // No one idle: no one to wake. Else the backup must wake in time: it
+  // stands in at most backup_grace after the next head.
+  if (sleeping_ == 0) return true;
+  return backup_sleeping_ && backup_at_ <= saturating_add(wake_or_never(), backup_grace);
+}
+
+bool delayed_work_queue::leader_kept_role() const {
+  std::lock_guard lock(mutex_);
+  return leader_ == &kept_role_;
+}
+
+std::uint64_t delayed_work_queue::roles_kept() const {
+  std::lock_guard lock(mutex_);
+  return roles_kept_;
+}
+
 bool delayed_work_queue::is_spinning() const {
   std::lock_guard lock(mutex_);
   return spinning_;
@@ -167,7 +223,7 @@ std::size_t delayed_work_queue::spinning_followers() const {
 
 bool delayed_work_queue::has_leader() const {
   std::lock_guard lock(mutex_);
-  return leader_ != nullptr;
+  return leader_waits();
 }
 
 }  // namespace chronopool::detail

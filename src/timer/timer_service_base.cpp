@@ -7,15 +7,13 @@
 
 #include <chronopool/detail/pool/pool_core.hpp>
 #include <chronopool/detail/timer/wall_clock_waits.hpp>
+#include <chronopool/detail/wakeup/wakeup_setting.hpp>
 #include <chronopool/manual_clock.hpp>
 #include <chronopool/scheduled_thread_pool.hpp>
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -84,15 +82,12 @@ void timer_service_base::run_on_pool_time(const manual_time* m) {
 }
 
 void timer_service_base::set_window(std::chrono::nanoseconds window) {
-  if (window < std::chrono::nanoseconds::zero() || window > std::chrono::milliseconds(1))
-    throw std::invalid_argument("chronopool::set_poll_window: the window must be between 0 and 1 ms");
+  check_wakeup_setting("chronopool::set_poll_window: the window", window);
   poller_.set_window(window);
 }
 
 void timer_service_base::set_slack(std::chrono::nanoseconds slack) {
-  if (slack < std::chrono::nanoseconds::zero() || slack > std::chrono::milliseconds(1))
-    throw std::invalid_argument(
-        fmt::format("chronopool::set_wakeup_slack: slack must be between 0 and 1 ms (was {})", slack));
+  check_wakeup_setting("chronopool::set_wakeup_slack: slack", slack);
   poller_.set_slack(slack);
 }
 

@@ -179,6 +179,10 @@ BOOST_AUTO_TEST_CASE(every_entry_point_rejects_bad_input_naming_the_parameter) {
        [&] { chronopool::set_wakeup_slack(io, -5us); }},
       {"set_wakeup_slack", "a slack over 1 ms", ia, {"set_wakeup_slack", "1000001ns"},
        [&] { chronopool::set_wakeup_slack(io, 1ms + 1ns); }},
+      {"set_poll_window", "a window over 1 ms", ia, {"set_poll_window", "2000000ns"},
+       [&] { chronopool::set_poll_window(io, 2ms); }},
+      {"set_poll_window", "a negative window", ia, {"set_poll_window", "-1000ns"},
+       [&] { chronopool::set_poll_window(io, -1us); }},
       {"set_core_pool_size", "max_core_pool_size + 1", ia, {"core_pool_size", "4097", "4096"},
        [&] { pool.set_core_pool_size(too_many); }},
       // ---- empty callables

@@ -276,8 +276,9 @@ BOOST_AUTO_TEST_CASE(four_takers_share_due_tasks_without_loss_or_duplicates) {
       BOOST_TEST(s.status == wait_status::task);
     }
     BOOST_TEST(q.size() == 1u);
-    // Someone took over the timed wait for the far head.
-    BOOST_TEST(eventually([&] { return q.has_leader(); }));
+    // Someone took over the timed wait for the far head, or the taker of
+    // the first kept the role (its backup covers the far head).
+    BOOST_TEST(eventually([&] { return q.has_leader() || q.leader_kept_role(); }));
 
     // The three still waiting get the next three, one each.
     std::set<const cpd::task_base*> offered{first.get()};

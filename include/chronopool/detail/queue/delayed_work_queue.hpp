@@ -18,6 +18,7 @@
 #include <chronopool/detail/pool/task_ptr.hpp>
 #include <chronopool/detail/wakeup/wakeup_latency.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -110,6 +111,16 @@ class delayed_work_queue {
   void observe_wakeup(duration late) noexcept { wake_latency_.observe(late); }
   /// Whether the leader spins, rather than sleeps, for a head @p ahead.
   bool spins_for(duration ahead) const noexcept;
+  /// How long a task a taker took ran (the pool reports each). The leader
+  /// keeps its role across a task only while tasks run short (see "Keeping
+  /// the role" in docs/design.md). Lock-free.
+  void observe_run(duration ran) noexcept {
+    const std::int64_t before = run_estimate_.load(std::memory_order_relaxed);
+    // A decaying maximum: one long task raises it at once; it falls by an
+    // eighth with each shorter one.
+    const std::int64_t after = std::max(ran.count(), before - before / 8);
+    if (after != before) run_estimate_.store(after, std::memory_order_relaxed);
+  }
 
   /// Inserts @p t at its deadline. A task already cancelled is not inserted
   /// (returns false): re-arming a periodic task races with cancel(), and this
@@ -220,8 +231,14 @@ class delayed_work_queue {
   /// driver waits for every pool thread to be one).
   std::size_t idle_takers() const noexcept { return idle_.load(std::memory_order_seq_cst); }
 
-  /// Testing aid: whether a thread currently holds the leader role.
+  /// Testing aid: whether a thread currently holds the leader role (and
+  /// waits for the head: a leader that kept the role across a task does not).
   bool has_leader() const;
+  /// Testing aid: whether the leader kept its role across the task it took
+  /// (see "Keeping the role" in docs/design.md).
+  bool leader_kept_role() const;
+  /// Testing aid: how often a leader kept its role across a task.
+  std::uint64_t roles_kept() const;
   /// Testing aid: whether the leader is spinning (precision mode, or a near head).
   bool is_spinning() const;
   /// Testing aid: takers spinning before an untimed sleep (precision mode).
@@ -308,6 +325,16 @@ class delayed_work_queue {
   /// Passes the leader role on: ends a follower's spin, or releases @p lock
   /// and then wakes a sleeper.
   void hand_off_and_unlock(std::unique_lock<std::mutex>& lock) noexcept;
+  /// Whether the leader, having taken a task, may keep its role while it
+  /// runs it instead of waking a follower for the next head: the tasks run
+  /// short and the next head comes after this one's expected end. The lock held.
+  bool role_may_be_kept_locked() const noexcept;
+  /// Whether a role kept now is covered: no taker is idle, or the backup
+  /// wakes at most backup_grace after the next head. The lock held.
+  bool backup_covers_locked() const noexcept;
+  /// A follower's sleep: as the backup of a leader that may keep its role
+  /// (until backup_grace past the leader's wake-up), or untimed.
+  void follower_sleep(std::unique_lock<std::mutex>& lock, time_point limit);
   /// The leader or a follower spins (watching signals_). The lock held.
   bool anyone_spinning() const noexcept { return spinning_ || spinning_followers_ != 0; }
   /// Makes a spinning taker look again (it watches signals_, not the
@@ -353,7 +380,22 @@ class delayed_work_queue {
   mutable std::atomic<queued_function*> posted_{nullptr};
   std::atomic<bool> open_{true};
   std::atomic<std::uint32_t> idle_{0};
-  const void* leader_ = nullptr;  // identity of the leader's wait, or null
+  const void* leader_ = nullptr;  // identity of the leader's wait, &kept_role_, or null
+  // leader_ while the leader runs a task it took and keeps the role: no one
+  // sleeps for the head, and the backup (or no idle taker) covers it.
+  static constexpr char kept_role_ = 0;
+  bool leader_waits() const noexcept { return leader_ != nullptr && leader_ != &kept_role_; }
+  time_point leader_until_{time_point::max()};  // what the waiting leader sleeps until
+  // The one follower that sleeps timed, until backup_at_, so that a leader
+  // that kept its role and is held up by its task is stood in for.
+  bool backup_sleeping_ = false;
+  // Whether the last leader to take a task could have kept its role: only
+  // then does a follower sleep as the backup (a timed sleep costs, and with
+  // tasks due back to back the role is handed on anyway).
+  bool keep_wanted_ = false;
+  time_point backup_at_{time_point::max()};
+  std::atomic<std::int64_t> run_estimate_{0};  // ns; see observe_run
+  std::uint64_t roles_kept_ = 0;
   std::uint64_t interrupt_epoch_ = 0;
   mode mode_ = mode::open;
   // Precision mode (spin_limit_ > 0). The window and the flag are guarded by
