@@ -225,12 +225,14 @@ delayed_work_queue::offer_status delayed_work_queue::offer_and_wake(task_ptr& t,
   const time_point wake_before = wake_or_never();
   index_.insert(t.get());  // may throw (allocation): nothing changed yet
   t.detach();              // the queue owns the reference now
-  new_head = wake_or_never() < wake_before;
+  const time_point wake_after = wake_or_never();
+  new_head = wake_after < wake_before;
   if (new_head) {
     // A leader that kept its role across a task comes back for the new head
     // too, while that is still in time and the backup covers it (a pool
     // task re-arming a timer's wake-up, say).
-    if (leader_ == &kept_role_ && role_may_be_kept_locked() && backup_covers_locked()) return offer_status::queued;
+    if (leader_ == &kept_role_ && role_may_be_kept_locked(wake_after) && backup_covers_locked(wake_after))
+      return offer_status::queued;
     // A new head: the leader sleeps for a later deadline. Void its role and
     // wake one taker, which becomes leader for the new head.
     leader_ = nullptr;
@@ -380,20 +382,21 @@ delayed_work_queue::wait_result delayed_work_queue::wait_for_task(time_point lim
   }
 
   if (leader_waits()) return result;
+  const time_point next = wake_or_never();
   // The leader that woke for the head and took it keeps its role while it
   // runs a task expected to end before the next head (or before a head
   // queued meanwhile, as a pool's timers re-arm): a follower is woken only
   // when needed.
   if (led && result.status == wait_status::task) {
     // Whether it could have is what makes the followers sleep as a backup.
-    keep_wanted_ = role_may_be_kept_locked();
-    if (keep_wanted_ && backup_covers_locked()) {
+    keep_wanted_ = role_may_be_kept_locked(next);
+    if (keep_wanted_ && backup_covers_locked(next)) {
       leader_ = &kept_role_;
       ++roles_kept_;
       return result;
     }
   }
-  if (!index_.wake_time()) {
+  if (is_never(next)) {
     leader_ = nullptr;  // nothing to wait for
     return result;
   }

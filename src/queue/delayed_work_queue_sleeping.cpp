@@ -183,7 +183,7 @@ void delayed_work_queue::follower_sleep(std::unique_lock<std::mutex>& lock, time
   backup_at_ = time_point::max();
 }
 
-bool delayed_work_queue::role_may_be_kept_locked() const noexcept {
+bool delayed_work_queue::role_may_be_kept_locked(time_point next) const noexcept {
   // Exact and reproducible waits (precision mode, a manual clock) hand off
   // as ever; so does a queue that is no longer open.
   if (precision_mode() || manual_ != nullptr || mode_ != mode::open) return false;
@@ -191,14 +191,14 @@ bool delayed_work_queue::role_may_be_kept_locked() const noexcept {
   if (run > keep_role_run_limit) return false;
   // The next head before this task is expected to end (due already, in a
   // burst): a follower runs it meanwhile.
-  return wake_or_never() >= saturating_add(clock::now(), run);
+  return next >= saturating_add(clock::now(), run);
 }
 
-bool delayed_work_queue::backup_covers_locked() const noexcept {
+bool delayed_work_queue::backup_covers_locked(time_point next) const noexcept {
   // No one idle: no one to wake. Else the backup must wake in time: it
   // stands in at most backup_grace after the next head.
   if (sleeping_ == 0) return true;
-  return backup_sleeping_ && backup_at_ <= saturating_add(wake_or_never(), backup_grace);
+  return backup_sleeping_ && backup_at_ <= saturating_add(next, backup_grace);
 }
 
 bool delayed_work_queue::leader_kept_role() const {

@@ -42,6 +42,17 @@ two_tasks queue_two(cpd::delayed_work_queue& q, time_point first, time_point sec
   return t;
 }
 
+/// Queues two tasks 30 ms apart and takes the first once; the leader that
+/// took it must have handed the role on, not kept it.
+two_tasks take_first_handing_on(cpd::delayed_work_queue& q) {
+  const time_point first = clock::now() + 20ms;
+  two_tasks queued = queue_two(q, first, first + 30ms);
+  BOOST_TEST(take_once(q).first.get() == queued.a.get());
+  BOOST_TEST(!q.leader_kept_role());
+  BOOST_TEST(q.roles_kept() == 0u);
+  return queued;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(kept_role)
@@ -94,15 +105,10 @@ BOOST_AUTO_TEST_CASE(a_leader_held_up_by_its_task_is_stood_in_for_by_the_backup)
 BOOST_AUTO_TEST_CASE(after_long_tasks_the_leader_hands_the_role_on) {
   cpd::delayed_work_queue q;
   q.observe_run(5ms);  // the tasks run long: the next head needs another taker
-  const time_point first = clock::now() + 20ms;
-  const auto [a, b] = queue_two(q, first, first + 30ms);
-  const auto took = take_once(q);
-  BOOST_TEST(took.first.get() == a.get());
-  BOOST_TEST(!q.leader_kept_role());
-  BOOST_TEST(q.roles_kept() == 0u);
+  const two_tasks queued = take_first_handing_on(q);
   // The estimate decays with shorter tasks: after enough of them it keeps.
   for (int i = 0; i < 64; ++i) q.observe_run(1us);
-  BOOST_TEST(take_once(q).first.get() == b.get());
+  BOOST_TEST(take_once(q).first.get() == queued.b.get());
   BOOST_TEST(q.roles_kept() == 1u);
 }
 
@@ -141,12 +147,7 @@ BOOST_AUTO_TEST_CASE(a_head_due_at_once_queued_while_the_role_is_kept_wakes_a_ta
 BOOST_AUTO_TEST_CASE(precision_mode_never_keeps_the_role) {
   cpd::delayed_work_queue q;
   q.set_precision_spin_limit(100us);
-  const time_point first = clock::now() + 20ms;
-  const auto [a, b] = queue_two(q, first, first + 30ms);
-  const auto took = take_once(q);
-  BOOST_TEST(took.first.get() == a.get());
-  BOOST_TEST(!q.leader_kept_role());
-  BOOST_TEST(q.roles_kept() == 0u);
+  take_first_handing_on(q);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

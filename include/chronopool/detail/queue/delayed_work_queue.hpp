@@ -326,12 +326,13 @@ class delayed_work_queue {
   /// and then wakes a sleeper.
   void hand_off_and_unlock(std::unique_lock<std::mutex>& lock) noexcept;
   /// Whether the leader, having taken a task, may keep its role while it
-  /// runs it instead of waking a follower for the next head: the tasks run
-  /// short and the next head comes after this one's expected end. The lock held.
-  bool role_may_be_kept_locked() const noexcept;
+  /// runs it instead of waking a follower for the next head (wake_or_never()
+  /// is @p next): the tasks run short and the next head comes after this
+  /// one's expected end. The lock held.
+  bool role_may_be_kept_locked(time_point next) const noexcept;
   /// Whether a role kept now is covered: no taker is idle, or the backup
-  /// wakes at most backup_grace after the next head. The lock held.
-  bool backup_covers_locked() const noexcept;
+  /// wakes at most backup_grace after @p next, the next head. The lock held.
+  bool backup_covers_locked(time_point next) const noexcept;
   /// A follower's sleep: as the backup of a leader that may keep its role
   /// (until backup_grace past the leader's wake-up), or untimed.
   void follower_sleep(std::unique_lock<std::mutex>& lock, time_point limit);
