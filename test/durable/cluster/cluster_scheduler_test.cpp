@@ -92,8 +92,8 @@ BOOST_AUTO_TEST_CASE(a_master_that_lost_the_library_gets_it_again_on_first_use) 
   auto& g = dt::shared_cluster();
   const auto ns_here = scheduler_test::namespace_off(g, 0);
   const auto owner = g.index_of(g.slot_owner(cdd::key_slot(cdd::key_space(ns_here).due_key())));
-  cd::scheduler s(pool.get_executor(), dt::fast_options(ns_here, g.client_options()));
   std::atomic<int> fired{0};
+  cd::scheduler s(pool.get_executor(), dt::fast_options(ns_here, g.client_options()));
   s.register_handler("once", [&](const cd::fire_context&) { ++fired; });
   const auto first = dt::error_of([&](auto h) { s.async_schedule("before-flush", "once", "", 1h, std::move(h)); });
   BOOST_TEST_REQUIRE(!first, first.message());
@@ -118,8 +118,8 @@ BOOST_AUTO_TEST_CASE(schedules_keep_firing_when_their_master_is_killed_and_its_r
   auto o = dt::fast_options(ns_here, g.client_options());
   o.redis.request_timeout = 2s;
   o.redis.connect_timeout = 1s;
-  cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> ticks{0};
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("tick", [&](const cd::fire_context&) { ++ticks; });
   s.start();
   cd::schedule_options every;

@@ -176,9 +176,9 @@ BOOST_AUTO_TEST_CASE(after_the_fleet_was_down_the_misfire_policy_applies_on_redi
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_last_attempt_is_dead_lettered_and_the_schedule_moves_to_the_next_instant) {
-  cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
   std::mutex m;
   std::vector<std::string> ok_fires;
+  cd::scheduler s(pool.get_executor(), dt::fast_options(ns, dt::test_redis_options()));
   int calls = 0;
   s.register_handler("job", [&](const cd::fire_context& c) {
     std::lock_guard lk(m);

@@ -35,9 +35,9 @@ cd::scheduler_options failing_fast(const std::string& ns) {
 BOOST_FIXTURE_TEST_SUITE(durable_dead_letters, dt::pool_fixture)
 
 BOOST_AUTO_TEST_CASE(a_redriven_one_shot_runs_again_with_its_fire_id_once_the_handler_is_fixed) {
-  cd::scheduler s(pool.get_executor(), failing_fast(ns));
   std::atomic<bool> fixed{false};
   std::atomic<int> ok_runs{0};
+  cd::scheduler s(pool.get_executor(), failing_fast(ns));
   std::string ok_fire, ok_payload;
   s.register_handler("job", [&](const cd::fire_context& c) {
     if (!fixed) throw std::runtime_error("bug 17");
@@ -65,9 +65,9 @@ BOOST_AUTO_TEST_CASE(a_redriven_one_shot_runs_again_with_its_fire_id_once_the_ha
 }
 
 BOOST_AUTO_TEST_CASE(a_redriven_fire_of_a_periodic_schedule_runs_beside_it_under_its_fire_id) {
-  cd::scheduler s(pool.get_executor(), failing_fast(ns));
   std::atomic<bool> fixed{false};
   std::mutex m;
+  cd::scheduler s(pool.get_executor(), failing_fast(ns));
   std::vector<std::string> ran;  // schedule ids of successful runs
   s.register_handler("job", [&](const cd::fire_context& c) {
     if (!fixed) throw std::runtime_error("not yet");

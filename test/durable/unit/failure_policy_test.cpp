@@ -75,8 +75,8 @@ BOOST_AUTO_TEST_CASE(a_poison_fire_is_dead_lettered_and_later_occurrences_still_
   // occurrence ever fired.
   auto o = fast_options(ns, dt::test_redis_options());
   o.failure = quick_policy(3, 20ms);
-  cd::scheduler s(pool.get_executor(), o);
   run_log log;
+  cd::scheduler s(pool.get_executor(), o);
   std::string poison;  // the first fire id seen: it always fails
   std::mutex pm;
   s.register_handler("job", [&](const cd::fire_context& c) {
@@ -115,8 +115,8 @@ BOOST_AUTO_TEST_CASE(a_poison_fire_is_dead_lettered_and_later_occurrences_still_
 BOOST_AUTO_TEST_CASE(the_backoff_between_attempts_grows_by_the_multiplier) {
   // Before: every retry came after the same retry_delay.
   auto o = fast_options(ns, dt::test_redis_options());
-  cd::scheduler s(pool.get_executor(), o);
   run_log log;
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("fail", [&](const cd::fire_context& c) {
     log.add(c);
     throw std::runtime_error("always");
@@ -161,9 +161,9 @@ BOOST_AUTO_TEST_CASE(a_handler_past_its_timeout_is_asked_to_stop_and_its_fire_is
   // Before: a hung handler's lease was extended for as long as it hung.
   auto o = fast_options(ns, dt::test_redis_options());
   o.failure = quick_policy(3, 20ms);
-  cd::scheduler s(pool.get_executor(), o);
   std::atomic<bool> saw_stop{false};
   run_log log;
+  cd::scheduler s(pool.get_executor(), o);
   cd::handler_options ho;
   ho.timeout = 200ms;
   s.register_handler(

@@ -29,8 +29,8 @@ BOOST_AUTO_TEST_CASE(leases_lost_counts_only_fires_whose_lease_really_was_lost) 
   o.lease = 30ms;
   o.max_in_flight = 64;
   o.claim_batch = 64;
-  cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> ran{0};
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("job", [&](const cd::fire_context&) {
     std::this_thread::sleep_for(std::chrono::microseconds(200 + (ran.fetch_add(1) % 7) * 300));
   });

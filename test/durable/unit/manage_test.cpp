@@ -136,8 +136,8 @@ BOOST_AUTO_TEST_CASE(schedules_created_by_the_previous_library_are_listed_too) {
 }
 
 BOOST_AUTO_TEST_CASE(a_paused_schedule_is_not_claimed_and_resume_fires_once_now_for_what_it_missed) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
+  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   s.register_handler("job", manage_recorder(log));
   const auto first = server_now(s) + 100ms;
   s.async_schedule_at_fixed_rate("tick", "job", "", first, 1s, {}, use_future).get();
@@ -161,8 +161,8 @@ BOOST_AUTO_TEST_CASE(a_paused_schedule_is_not_claimed_and_resume_fires_once_now_
 }
 
 BOOST_AUTO_TEST_CASE(resume_skips_what_it_missed_when_the_misfire_policy_says_skip) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
+  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   s.register_handler("job", manage_recorder(log));
   const auto first = server_now(s) + 100ms;
   cd::schedule_options skip;
@@ -183,9 +183,9 @@ BOOST_AUTO_TEST_CASE(resume_skips_what_it_missed_when_the_misfire_policy_says_sk
 }
 
 BOOST_AUTO_TEST_CASE(pausing_a_running_fire_lets_it_finish_and_nothing_more_runs) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
   std::atomic<bool> started{false};
+  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   s.register_handler("job", [&](const cd::fire_context& c) {
     started = true;
     std::this_thread::sleep_for(400ms);
@@ -206,9 +206,9 @@ BOOST_AUTO_TEST_CASE(pausing_a_running_fire_lets_it_finish_and_nothing_more_runs
 }
 
 BOOST_AUTO_TEST_CASE(trigger_now_runs_once_after_a_running_fire_without_moving_the_schedule) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
   std::atomic<bool> running{false};
+  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   s.register_handler("job", [&](const cd::fire_context& c) {
     running = true;
     const auto start = std::chrono::steady_clock::now();
@@ -238,8 +238,8 @@ BOOST_AUTO_TEST_CASE(trigger_now_runs_once_after_a_running_fire_without_moving_t
 }
 
 BOOST_AUTO_TEST_CASE(backfill_runs_exactly_the_occurrences_of_the_range_before_the_pending_one) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
+  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   s.register_handler("job", manage_recorder(log));
   // Pending 30 s from now: the occurrences a minute apart before it are past.
   const auto pending = whole_ms(server_now(s) + 30s);
@@ -296,8 +296,8 @@ BOOST_AUTO_TEST_CASE(history_keeps_the_last_runs_with_outcome_and_error_bounded_
   auto o = fast_options(ns, dt::test_redis_options());
   o.failure.initial_backoff = 1ms;
   o.failure.max_backoff = 1ms;
-  cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> calls{0};
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("job", [&](const cd::fire_context&) {
     if (++calls % 2 == 0) throw std::runtime_error("even call " + std::to_string(calls.load()));
   });
@@ -358,8 +358,8 @@ BOOST_AUTO_TEST_CASE(history_keeps_the_last_runs_with_outcome_and_error_bounded_
 }
 
 BOOST_AUTO_TEST_CASE(delete_covers_a_paused_schedule_with_its_history_and_extra_fires) {
-  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   run_log log;
+  cd::scheduler s(pool.get_executor(), fast_options(ns, dt::test_redis_options()));
   s.register_handler("job", manage_recorder(log));
   s.start();
   s.async_schedule_at_fixed_rate("p", "job", "", 0ms, 1h, {}, use_future).get();

@@ -110,9 +110,9 @@ struct scheduler_fixture {
 BOOST_FIXTURE_TEST_SUITE(durable_scheduler, scheduler_fixture)
 
 BOOST_AUTO_TEST_CASE(a_one_shot_fires_once_on_the_work_executor_with_its_fire_id_and_token) {
-  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   std::atomic<bool> on_pool{false};
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.register_handler("mail", [&](const cd::fire_context& c) {
     on_pool = pool.running_in_this_thread();
     log.add(c);
@@ -140,10 +140,10 @@ BOOST_AUTO_TEST_CASE(a_one_shot_fires_once_on_the_work_executor_with_its_fire_id
 }
 
 BOOST_AUTO_TEST_CASE(a_fixed_rate_schedule_fires_on_its_grid_without_overlapping_itself) {
-  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
   std::atomic<int> inside{0};
   std::atomic<bool> overlapped{false};
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.register_handler("tick", [&](const cd::fire_context& c) {
     if (inside.fetch_add(1) != 0) overlapped = true;
     std::this_thread::sleep_for(5ms);
@@ -169,8 +169,8 @@ BOOST_AUTO_TEST_CASE(a_fixed_rate_schedule_fires_on_its_grid_without_overlapping
 }
 
 BOOST_AUTO_TEST_CASE(a_fixed_delay_schedule_spaces_fires_by_the_delay_after_each_ack) {
-  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.register_handler("slow", [&](const cd::fire_context& c) {
     log.add(c);
     std::this_thread::sleep_for(60ms);
@@ -194,8 +194,8 @@ BOOST_AUTO_TEST_CASE(a_handler_that_throws_gives_the_fire_back_and_it_runs_again
       ++errors;
     }
   };
-  cd::scheduler s(pool.get_executor(), o);
   fire_log log;
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("flaky", [&](const cd::fire_context& c) {
     log.add(c);
     if (c.attempt < 3) throw std::runtime_error("not yet");
@@ -219,8 +219,8 @@ BOOST_AUTO_TEST_CASE(schedules_outlive_the_scheduler_that_created_them) {
     cd::scheduler writer(pool.get_executor(), scheduler_fast_options(ns));  // never started: a pure client
     writer.async_schedule("later", "job", "kept", 300ms, boost::asio::use_future).get();
   }
-  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.register_handler("job", [&](const cd::fire_context& c) { log.add(c); });
   s.start();
   BOOST_TEST_REQUIRE(wait_until([&] { return log.size() == 1; }));
@@ -285,8 +285,8 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_anything_is_sent) {
 }
 
 BOOST_AUTO_TEST_CASE(a_delay_of_duration_max_means_never_and_does_not_wrap) {
-  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.register_handler("job", [&](const cd::fire_context& c) { log.add(c); });
   s.start();
   auto never = s.async_schedule("never", "job", "", std::chrono::nanoseconds::max(), boost::asio::use_future).get();
@@ -302,8 +302,8 @@ BOOST_AUTO_TEST_CASE(a_next_event_of_never_leaves_the_claim_loop_waiting_without
   // With only "never" queued the claim loop's next event is 2^50 ms away
   // (hours::max() saturates there); its wait must saturate, not overflow
   // the clock's nanoseconds (UBSan aborts on the overflow).
-  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   fire_log log;
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.register_handler("job", [&](const cd::fire_context& c) { log.add(c); });
   s.start();
   s.async_schedule("never", "job", "", std::chrono::hours::max(), boost::asio::use_future).get();
@@ -415,8 +415,8 @@ BOOST_AUTO_TEST_CASE(a_new_earliest_schedule_wakes_a_sleeping_scheduler_by_pub_s
 }
 
 BOOST_AUTO_TEST_CASE(stop_is_refused_from_a_handler_and_idempotent_elsewhere) {
-  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   std::atomic<int> outcome{0};
+  cd::scheduler s(pool.get_executor(), scheduler_fast_options(ns));
   s.register_handler("job", [&](const cd::fire_context&) {
     try {
       s.stop();

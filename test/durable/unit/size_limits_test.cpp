@@ -98,9 +98,9 @@ BOOST_AUTO_TEST_CASE(big_payloads_run_a_few_per_claim_without_waiting_for_a_poll
   o.max_claim_reply_bytes = 4 * size_limits_mib;  // one or two of these per claim
   o.max_poll = std::chrono::minutes(10);          // fires left out must not wait for it
   o.claim_batch = 16;
-  size_limits_cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> ran{0};
   std::atomic<std::size_t> bytes{0};
+  size_limits_cd::scheduler s(pool.get_executor(), o);
   s.register_handler("job", [&](const size_limits_cd::fire_context& f) {
     bytes += f.payload.size();
     ++ran;

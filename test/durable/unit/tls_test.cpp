@@ -126,8 +126,8 @@ BOOST_AUTO_TEST_CASE(schedules_fire_over_tls_with_an_acl_user) {
   recorder log;
   auto o = fast_options(ns, tls.client());
   o.log_handler = log.handler();
-  cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> fired{0};
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("tick", [&](const cd::fire_context&) { ++fired; });
   s.start();
   const auto put = error_of([&](auto h) {
@@ -171,8 +171,8 @@ BOOST_AUTO_TEST_CASE(a_server_that_wants_client_certificates_takes_ours_and_refu
   with_cert.tls.cert_file = certificates().client_cert();
   with_cert.tls.key_file = certificates().client_key();
   {
-    cd::scheduler s(pool.get_executor(), fast_options(ns, with_cert));
     std::atomic<int> fired{0};
+    cd::scheduler s(pool.get_executor(), fast_options(ns, with_cert));
     s.register_handler("tick", [&](const cd::fire_context&) { ++fired; });
     s.start();
     const auto put = error_of([&](auto h) { s.async_schedule("tls-once", "tick", "", 0ms, std::move(h)); });

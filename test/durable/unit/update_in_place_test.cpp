@@ -36,9 +36,9 @@ BOOST_FIXTURE_TEST_SUITE(durable_update_in_place, dt::pool_fixture)
 
 BOOST_AUTO_TEST_CASE(three_deploys_with_replace_run_a_completed_fire_once) {
   auto o = fast_options(ns, dt::test_redis_options());
-  cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> runs{0};
   std::atomic<int> sentinels{0};
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("job", [&](const cd::fire_context&) { ++runs; });
   s.register_handler("sentinel", [&](const cd::fire_context&) { ++sentinels; });
   s.start();
@@ -64,8 +64,8 @@ BOOST_AUTO_TEST_CASE(three_deploys_with_replace_run_a_completed_fire_once) {
 
 BOOST_AUTO_TEST_CASE(update_changes_a_schedule_in_place_keeping_its_position) {
   auto o = fast_options(ns, dt::test_redis_options());
-  cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> runs{0};
+  cd::scheduler s(pool.get_executor(), o);
   s.register_handler("job", [&](const cd::fire_context&) { ++runs; });
   s.start();
   const auto start = std::chrono::system_clock::now();

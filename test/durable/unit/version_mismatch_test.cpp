@@ -111,8 +111,8 @@ BOOST_AUTO_TEST_CASE(a_lower_revision_is_replaced_and_a_higher_one_kept) {
   version_dt::sync_redis admin(ro);
   chronopool::scheduled_thread_pool pool(2);
   auto run_one_fire = [&](const std::string& ns) {
-    version_cd::scheduler s(pool.get_executor(), version_dt::fast_options(ns, ro));
     std::atomic<int> ran{0};
+    version_cd::scheduler s(pool.get_executor(), version_dt::fast_options(ns, ro));
     s.register_handler("job", [&](const version_cd::fire_context&) { ++ran; });
     s.start();
     s.async_schedule("one", "job", "", std::chrono::milliseconds(0), boost::asio::use_future).get();
@@ -163,8 +163,8 @@ BOOST_AUTO_TEST_CASE(a_namespace_of_another_library_s_layout_is_refused_with_the
   version_log log;
   auto o = version_dt::fast_options(ns, version_dt::test_redis_options());
   o.log_handler = log.handler();
-  version_cd::scheduler s(pool.get_executor(), o);
   std::atomic<int> ran{0};
+  version_cd::scheduler s(pool.get_executor(), o);
   s.register_handler("job", [&](const version_cd::fire_context&) { ++ran; });
   ec = version_dt::error_of([&](auto h) { s.async_schedule("late", "job", "", std::chrono::milliseconds(0), std::move(h)); });
   BOOST_TEST(ec == version_cd::error::version_mismatch);
