@@ -185,22 +185,43 @@ BOOST_AUTO_TEST_CASE(a_run_that_never_empties_keeps_its_ids_below_their_tag) {
 }
 
 BOOST_AUTO_TEST_CASE(the_first_node_is_known_while_the_near_front_is_empty) {
-  // One node 300 ms out (in the wheel), one 5 s out (in the tier): the wake
-  // time and the first deadline are the wheel node's; popping it first
-  // brings its slot in, however far.
-  cpd::deadline_index index;
-  const time_point now = clock::now();
-  bare_node a, b;
-  arm(index, a, now + 5s, 0);
-  arm(index, b, now + 300ms, 1);
-  BOOST_TEST(index.wheel_size() == 1u);
-  BOOST_TEST(index.heap_front() == nullptr);
-  BOOST_TEST((index.wake_time() == b.deadline()));
-  BOOST_TEST((index.first_deadline() == b.deadline()));
-  BOOST_TEST(index.pop_due(now) == nullptr);
-  BOOST_TEST(index.pop_first() == &b);
-  BOOST_TEST(index.pop_first() == &a);
-  BOOST_TEST(index.empty());
+  // One node 300 ms out (in the wheel), one 1.5 to 10 s out (in the tier):
+  // the first deadline is the wheel node's; popping it first brings its slot
+  // in, however far. The wake time is never after it, and is exactly it once
+  // the tier's bucket has moved: a bucket's lower bound depends on where the
+  // clock stands, so for some far deadlines it calls for an earlier look.
+  int early_looks = 0;
+  for (auto far = 1500ms; far <= 10s; far += 250ms) {
+    BOOST_TEST_CONTEXT("far node " << far.count() << " ms out") {
+      cpd::deadline_index index;
+      const time_point now = clock::now();
+      bare_node a, b;
+      arm(index, a, now + far, 0);
+      arm(index, b, now + 300ms, 1);
+      BOOST_TEST(index.wheel_size() == 1u);
+      BOOST_TEST(index.heap_front() == nullptr);
+      BOOST_TEST((index.first_deadline() == b.deadline()));
+      auto wake = index.wake_time();
+      BOOST_TEST_REQUIRE(wake.has_value());
+      BOOST_TEST((*wake <= b.deadline()));
+      BOOST_TEST(index.pop_due(now) == nullptr);
+      for (int looks = 0; *wake < b.deadline(); ++looks, ++early_looks) {
+        BOOST_TEST_REQUIRE(looks < 64);
+        BOOST_TEST_REQUIRE(index.pop_due(*wake) == nullptr);
+        const auto next = index.wake_time();
+        BOOST_TEST_REQUIRE(next.has_value());
+        BOOST_TEST_REQUIRE((*next <= b.deadline()));
+        BOOST_TEST_REQUIRE((*next > *wake));
+        wake = next;
+      }
+      BOOST_TEST((*wake == b.deadline()));
+      BOOST_TEST((index.first_deadline() == b.deadline()));
+      BOOST_TEST(index.pop_first() == &b);
+      BOOST_TEST(index.pop_first() == &a);
+      BOOST_TEST(index.empty());
+    }
+  }
+  BOOST_TEST_MESSAGE("early looks before the wheel node: " << early_looks);
 }
 
 BOOST_AUTO_TEST_CASE(a_node_erased_from_the_wheel_leaves_an_early_wake_time_never_a_late_one) {
