@@ -415,16 +415,18 @@ class timer_shard : public std::enable_shared_from_this<timer_shard> {
   [[maybe_unused]] char generation_line_end_[64 - sizeof(std::atomic<std::uint64_t>)];
 
   // Starting without the lock: the inbox (waits linked by
-  // wait_node::inbox_link, newest first) and the gate (the armed wake-up's time
-  // in ns, or gate_closed). Written by every starting thread and every
-  // re-arm: a cache line of their own.
+  // wait_node::inbox_link, newest first), written by every starting thread,
+  // and the gate (the armed wake-up's time in ns, or gate_closed), written
+  // only by a re-arm and read by every start and by every turn of the poll.
+  // Each on a cache line of its own: sharing one, each push would take the
+  // line from a spinning poll, which would take it back at its next turn.
   static constexpr std::int64_t gate_closed = INT64_MAX;
   alignas(64) std::atomic<wait_node*> inbox_{nullptr};
-  std::atomic<std::int64_t> gate_{gate_closed};
   // About how many waits the inbox holds (pushes since the last drain).
   std::atomic<std::uint32_t> inbox_count_{0};
-  [[maybe_unused]] char inbox_line_end_[64 - sizeof(std::atomic<wait_node*>) -
-                                        sizeof(std::atomic<std::int64_t>) - sizeof(std::atomic<std::uint32_t>)];
+  [[maybe_unused]] char inbox_line_end_[64 - sizeof(std::atomic<wait_node*>) - sizeof(std::atomic<std::uint32_t>)];
+  alignas(64) std::atomic<std::int64_t> gate_{gate_closed};
+  [[maybe_unused]] char gate_line_end_[64 - sizeof(std::atomic<std::int64_t>)];
 
   // Pool driving.
   std::shared_ptr<pool_core> pool_;
