@@ -81,6 +81,8 @@ struct one_shot_record {
   bool rejected = false;
   bool cancel_won = false;  // a cancel() or remove() by the test returned true
   bool removed = false;     // remove() returned true: it was queued, so it never ran
+  const char* how = "";     // how it was submitted, for a violation's message
+  int cancel_tries = 0;     // cancel() and remove() calls the test made on it
 };
 
 using stress::periodic_record;
@@ -296,11 +298,13 @@ outcome_counts run_iteration(const iteration_config& cfg) {
             };
             if (r < 50 && made > 0) {  // cancel a random earlier one-shot
               one_shot_record& victim = mine[pick()];
+              ++victim.cancel_tries;
               if (victim.future.valid() && victim.future.cancel(r % 2 == 0)) victim.cancel_won = true;
               continue;
             }
             if (r < 60 && made > 0) {  // remove a random earlier one-shot
               one_shot_record& victim = mine[pick()];
+              ++victim.cancel_tries;
               if (victim.future.valid() && pool.remove(victim.future)) {
                 victim.cancel_won = true;
                 victim.removed = true;
@@ -373,27 +377,34 @@ outcome_counts run_iteration(const iteration_config& cfg) {
             const int kind = std::uniform_int_distribution<int>(0, 19)(rng);
             try {
               if (kind < 5) {
+                rec.how = "submit";
                 rec.future = with_token ? pool.submit(stoppable) : pool.submit(plain);
               } else if (kind < 7) {
+                rec.how = "schedule(0)";
                 rec.future = with_token ? pool.schedule(0ms, stoppable) : pool.schedule(0ms, plain);
               } else if (kind < 9) {
                 const auto d = -std::chrono::microseconds(std::uniform_int_distribution<int>(1, 1000)(rng));
+                rec.how = "schedule(negative)";
                 rec.future = with_token ? pool.schedule(d, stoppable) : pool.schedule(d, plain);
               } else if (kind < 19) {
                 const auto d = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 20'000)(rng));
                 if (r % 3 == 0) {  // at a wall-clock instant: follows the stepper's steps
                   const auto at = chronopool::detail::system_now() + d;
+                  rec.how = "schedule_at(system instant within 20 ms)";
                   rec.future = with_token ? pool.schedule_at(at, stoppable) : pool.schedule_at(at, plain);
                   stepper.wall_tasks.fetch_add(1);
                 } else {
+                  rec.how = "schedule(within 20 ms)";
                   rec.future = with_token ? pool.schedule(d, stoppable) : pool.schedule(d, plain);
                 }
               } else if (r % 2 == 0) {
+                rec.how = "schedule(hours::max())";
                 rec.future = with_token ? pool.schedule(std::chrono::hours::max(), stoppable)
                                         : pool.schedule(std::chrono::hours::max(), plain);
                 never_accepted.fetch_add(1);
               } else {
                 using steady_duration = std::chrono::steady_clock::duration;
+                rec.how = "schedule(duration::max())";
                 rec.future = with_token ? pool.schedule(steady_duration::max(), stoppable)
                                         : pool.schedule(steady_duration::max(), plain);
                 never_accepted.fetch_add(1);
@@ -516,7 +527,9 @@ outcome_counts run_iteration(const iteration_config& cfg) {
       continue;
     }
     if (!rec.future.done()) {
-      violations.add(id + " was lost: its future never completed");
+      violations.add(id + " was lost: its future never completed (" + rec.how +
+                     ", " + std::to_string(rec.cancel_tries) + " cancel or remove calls, " +
+                     "started " + std::to_string(runs) + " times)");
       ++unclassified;
       continue;
     }
