@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -213,6 +214,37 @@ BOOST_AUTO_TEST_CASE(a_queue_on_a_manual_clock_sets_nothing_out) {
   BOOST_TEST(q.size() == 3u);
 }
 
+BOOST_AUTO_TEST_CASE(a_claim_overtaken_by_a_purge_that_sets_tasks_out_again_is_still_counted) {
+  // A claimer empties a slot; before it counts the claim down, the lock
+  // holder takes the other tasks back and sets them out again (remove_if
+  // keeping them). The count must come out as the tasks still set out:
+  // one lower and the last of them would never be claimed (the queue
+  // would count it nowhere, and the next fill would overwrite its slot).
+  const time_point now = clock::now();
+  std::vector<cpd::task_ptr> tasks;
+  for (std::uint64_t i = 0; i < 4; ++i) tasks.push_back(make_noop(now, i));
+  cpd::task_base* raw[4] = {tasks[0].get(), tasks[1].get(), tasks[2].get(), tasks[3].get()};
+  cpd::due_segment s;
+  s.fill(raw, 4, 0);
+  BOOST_TEST(s.left() == 4u);
+
+  bool purged = false;
+  cpd::task_base* const first = s.claim([&] {
+    if (std::exchange(purged, true)) return;
+    cpd::task_base* back[cap];
+    std::size_t n = 0;
+    s.take_all([&](cpd::task_base* t) { back[n++] = t; });
+    BOOST_TEST(n == 3u);  // the claimed one is out already
+    s.fill(back, n, 0);
+  });
+  BOOST_TEST_REQUIRE(purged);
+  BOOST_TEST(first == raw[0]);
+  BOOST_TEST(s.left() == 3u);
+  for (std::size_t i = 1; i < 4; ++i) BOOST_TEST(s.claim() == raw[i]);
+  BOOST_TEST(s.left() == 0u);
+  BOOST_TEST(!s.claim());
+}
+
 BOOST_AUTO_TEST_CASE(claimers_and_a_remover_take_every_task_exactly_once) {
   // Three threads claim (and take under the lock when nothing is set out)
   // while this one removes every third task: each task leaves once.
@@ -246,6 +278,65 @@ BOOST_AUTO_TEST_CASE(claimers_and_a_remover_take_every_task_exactly_once) {
     for (std::size_t i = 0; i < n; ++i) BOOST_TEST_REQUIRE(left[i].load() == 1, "task " << i << " left " << left[i].load() << " times");
     BOOST_TEST(q.empty());
   }
+}
+
+BOOST_AUTO_TEST_CASE(claims_racing_a_purge_that_sets_tasks_out_again_lose_none) {
+  // remove_if() takes the set-out tasks back and sets the kept ones out
+  // again while claimers go on without the lock. A claim that emptied a
+  // slot and has not counted itself down yet when the kept tasks are set
+  // out again must still be counted: were it lost, the count would say
+  // one task fewer than the slots hold, and the last one would stay in
+  // its slot unseen (nobody claims it, the queue looks empty, and the next
+  // fill overwrites it), or, counted twice, the queue would never empty.
+  const auto give_up = clock::now() + 20s;
+  std::size_t rounds = 0;
+  for (; rounds < 20 && clock::now() < give_up; ++rounds) {
+    cpd::delayed_work_queue q;
+    constexpr std::size_t n = 400;
+    std::vector<cpd::task_ptr> due = offer_due(q, n);
+    std::vector<std::atomic<int>> left(n);
+    std::atomic<bool> go{false};
+    std::atomic<bool> stuck{false};
+    std::atomic<int> takers_done{0};
+    auto taker = [&] {
+      while (!go.load()) std::this_thread::yield();
+      for (;;) {
+        cpd::task_ptr t(q.claim_due(), cpd::task_ptr::adopt);
+        if (!t) {
+          auto r = q.try_take();  // sets out more while this taker is busy
+          if (r.status != wait_status::task) {
+            if (q.empty()) break;
+            if (clock::now() > give_up) {  // counted, yet nothing to take
+              stuck.store(true);
+              break;
+            }
+            continue;
+          }
+          t = std::move(r.task);
+        }
+        left[t->sequence()].fetch_add(1);
+      }
+      takers_done.fetch_add(1);
+    };
+    std::vector<std::thread> takers;
+    for (int i = 0; i < 3; ++i) takers.emplace_back(taker);
+    go.store(true);
+    std::size_t purged = 0;
+    while (takers_done.load() < 3) {
+      // Keeps all but every 97th task: the rest are set out again.
+      for (auto& t : q.remove_if([](const cpd::task_base& t) { return t.sequence() % 97 == 5; })) {
+        left[t->sequence()].fetch_add(1);
+        ++purged;
+      }
+    }
+    for (auto& t : takers) t.join();
+    BOOST_TEST_REQUIRE(!stuck.load(), "round " << rounds << ": the queue counted a task no taker could find");
+    for (std::size_t i = 0; i < n; ++i)
+      BOOST_TEST_REQUIRE(left[i].load() == 1, "round " << rounds << ": task " << i << " left " << left[i].load() << " times");
+    BOOST_TEST_REQUIRE(q.empty());
+    BOOST_TEST_REQUIRE(q.check_invariants());
+  }
+  BOOST_TEST_MESSAGE(rounds << " rounds");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
