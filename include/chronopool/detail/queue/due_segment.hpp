@@ -48,8 +48,9 @@ class due_segment {
   due_segment(const due_segment&) = delete;
   due_segment& operator=(const due_segment&) = delete;
 
-  /// Tasks set out and not yet claimed or taken back (a snapshot: claims
-  /// go on without the lock).
+  /// Tasks set out and not yet claimed or taken back, counting a claim
+  /// until it has counted itself down just after its exchange (a
+  /// snapshot: claims go on without the lock).
   std::size_t left() const noexcept {
     const std::ptrdiff_t n = left_.load(std::memory_order_acquire);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
