@@ -94,7 +94,18 @@ BOOST_AUTO_TEST_CASE(a_leader_held_up_by_its_task_is_stood_in_for_by_the_backup)
   std::pair<cpd::task_ptr, time_point> got;
   const bool in_time = finishes_in_time([&] { got = take_timed_async(q).get(); }, [&] { q.set_mode(cpd::delayed_work_queue::mode::closed); });
   BOOST_TEST_REQUIRE(in_time);  // before the backup, the follower slept until woken: for ever
-  BOOST_TEST(leader.get().first.get() == a.get());
+  const auto led = leader.get();
+  if (led.first.get() == b.get()) {
+    // The leader itself woke more than the grace late for a (a loaded
+    // machine): the backup stood in for it then and took a, on time, and
+    // the leader took b when it ran again. The backup, not having led,
+    // kept no role: kept by the takers of z and b.
+    BOOST_TEST(got.first.get() == a.get());
+    BOOST_TEST(ticks(got.second) >= ticks(first));
+    BOOST_TEST(q.roles_kept() == 2u);
+    return;
+  }
+  BOOST_TEST(led.first.get() == a.get());
   BOOST_TEST(got.first.get() == b.get());
   BOOST_TEST(ticks(got.second) >= ticks(first + 5ms));
   // Kept by the takers of z and a, and again by the one that took b (no
