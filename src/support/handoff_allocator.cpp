@@ -88,6 +88,8 @@ struct heap {
   // One emptied slab kept for the next size that needs one.
   slab* spare = nullptr;
   std::size_t slabs = 0;
+  // New slabs come from operator new, not the kept ones (a testing aid).
+  bool new_slabs_only = false;
   heap* next_abandoned = nullptr;
 };
 
@@ -107,9 +109,51 @@ void unlock_abandoned() noexcept {
   abandoned_lock.notify_one();
 }
 
+// Empty slabs kept for any thread's next slab, up to handoff_kept_max: a
+// slab given back to the system returns as fresh pages, and each page's
+// first touch is a fault that zeroes it (microseconds in a virtual
+// machine), paid by the thread that allocates. Under a steady flow of
+// blocks from one thread to another, slabs empty as fast as new ones are
+// needed, so a few kept ones serve every new slab; after a burst, those
+// beyond the most go back. Linked through their first word, under a spin
+// flag that is trivially destructible, like the abandoned heaps'.
+constinit std::atomic_flag kept_lock;
+constinit void* kept = nullptr;
+constinit std::size_t kept_count = 0;
+
+void lock_kept() noexcept {
+  while (kept_lock.test_and_set(std::memory_order_acquire)) kept_lock.wait(true, std::memory_order_relaxed);
+}
+void unlock_kept() noexcept {
+  kept_lock.clear(std::memory_order_release);
+  kept_lock.notify_one();
+}
+
+void* take_kept_slab() noexcept {
+  lock_kept();
+  void* mem = kept;
+  if (mem != nullptr) {
+    kept = *static_cast<void**>(mem);
+    --kept_count;
+  }
+  unlock_kept();
+  return mem;
+}
+
 void free_slab_memory(heap& h, slab* s) noexcept {
-  ::operator delete(static_cast<void*>(s), std::align_val_t{slab_bytes});
   --h.slabs;
+  s->~slab();
+  void* const mem = s;
+  lock_kept();
+  if (kept_count < handoff_kept_max) {
+    *static_cast<void**>(mem) = kept;
+    kept = mem;
+    ++kept_count;
+    unlock_kept();
+    return;
+  }
+  unlock_kept();
+  ::operator delete(mem, std::align_val_t{slab_bytes});
 }
 
 void unlink(heap& h, slab* s) noexcept {
@@ -200,7 +244,8 @@ void push_remote(slab* s, free_block* b) noexcept {
 slab* new_slab(heap& h, std::uint32_t cls) {
   void* mem = std::exchange(h.spare, nullptr);
   if (mem == nullptr) {
-    mem = ::operator new(slab_bytes, std::align_val_t{slab_bytes});  // may throw: nothing changed yet
+    if (!h.new_slabs_only) mem = take_kept_slab();
+    if (mem == nullptr) mem = ::operator new(slab_bytes, std::align_val_t{slab_bytes});  // may throw: nothing changed yet
     ++h.slabs;
     mem = new (mem) slab();
   }
@@ -250,6 +295,7 @@ heap& acquire_heap() {
   if (h != nullptr) abandoned = h->next_abandoned;
   unlock_abandoned();
   if (h == nullptr) h = new heap();
+  h->new_slabs_only = false;
   this_heap = h;
   return *h;
 }
@@ -334,8 +380,15 @@ void handoff_deallocate(void* p, std::size_t size) noexcept {
 void handoff_start_new_slabs() noexcept {
 #if CHRONOPOOL_HANDOFF
   heap* h = this_heap;
-  if (h == nullptr) return;
+  if (h == nullptr) {
+    try {
+      h = &acquire_heap();  // an adopted heap may have room in its slabs: set aside below
+    } catch (...) {
+      return;  // no heap: the next allocation makes one, and a new slab with it
+    }
+  }
   take_back(*h);
+  h->new_slabs_only = true;
   // Slabs with blocks out are set aside: listed again when one comes back.
   for (std::uint32_t cls = 0; cls < classes; ++cls) {
     while (slab* s = h->partial[cls]) unlink(*h, s);
@@ -351,6 +404,17 @@ std::size_t handoff_thread_slabs() noexcept {
   if (h == nullptr) return 0;
   take_back(*h);
   return h->slabs;
+#else
+  return 0;
+#endif
+}
+
+std::size_t handoff_kept_slabs() noexcept {
+#if CHRONOPOOL_HANDOFF
+  lock_kept();
+  const std::size_t n = kept_count;
+  unlock_kept();
+  return n;
 #else
   return 0;
 #endif

@@ -3,8 +3,8 @@
 // The per-thread block cache behind detail::recycling_allocator.
 #include <chronopool/detail/support/recycling_allocator.hpp>
 
+#include <chronopool/detail/support/handoff_allocator.hpp>
 #include <chronopool/detail/support/sanitizers.hpp>
-#include <chronopool/detail/support/sized_delete.hpp>
 
 #include <new>
 
@@ -17,6 +17,12 @@ namespace {
 // once in the usual patterns, few enough that the cache is never a memory
 // cost worth counting.
 constexpr std::size_t slots = 8;
+
+// Blocks the cache does not hold come from the handoff allocator: a wait is
+// often made on one thread (a submitter arming timers) and freed on another
+// (the context's thread that completes it), and there a malloc'd block
+// would go back to the submitter's arena under its lock, where the
+// submitter's own next allocation then merges what piled up.
 
 // Trivially destructible, so it is never destroyed: a block freed after this
 // thread's cache was flushed (by a thread_local destructor running later)
@@ -32,7 +38,7 @@ constinit thread_local block_cache cache{};
 
 void free_cached_blocks() noexcept {
   for (std::size_t i = 0; i < slots; ++i) {
-    if (cache.block[i] != nullptr) sized_delete(cache.block[i], cache.size[i]);
+    if (cache.block[i] != nullptr) handoff_deallocate(cache.block[i], cache.size[i]);
     cache.block[i] = nullptr;
   }
 }
@@ -65,7 +71,7 @@ void* recycled_allocate(std::size_t size) {
       }
     }
   }
-  return ::operator new(size);
+  return handoff_allocate(size);
 }
 
 void recycled_deallocate(void* p, std::size_t size) noexcept {
@@ -89,13 +95,13 @@ void recycled_deallocate(void* p, std::size_t size) noexcept {
     if (cache.flush_registered) {
       const std::size_t i = cache.next_evicted;
       cache.next_evicted = (i + 1) % slots;
-      sized_delete(cache.block[i], cache.size[i]);
+      handoff_deallocate(cache.block[i], cache.size[i]);
       cache.block[i] = p;
       cache.size[i] = size;
       return;
     }
   }
-  sized_delete(p, size);
+  handoff_deallocate(p, size);
 }
 
 bool recycling_enabled() noexcept { return CHRONOPOOL_RECYCLING != 0; }

@@ -364,7 +364,9 @@ void wait_with_one_word(chronopool::steady_timer& t, inline_result& r) {
 BOOST_AUTO_TEST_CASE(arming_waits_with_handlers_of_two_words_or_less_allocates_far_less_than_once_a_wait) {
   // The wait lives in its timer: only the shard's index grows (its buffers
   // double). A handler of three words takes a block per wait (the control;
-  // the per-thread cache may have a few ready).
+  // the per-thread cache may have a few ready): from operator new each, or
+  // where the handoff allocator's slabs serve blocks, from a new slab per
+  // 64 KiB of them.
   asio::io_context io;
   constexpr std::size_t n = 4096;
   std::vector<chronopool::steady_timer> timers;
@@ -384,6 +386,7 @@ BOOST_AUTO_TEST_CASE(arming_waits_with_handlers_of_two_words_or_less_allocates_f
       timers[i].async_wait([p, i](const sys_ns::error_code&) { *p += static_cast<int>(i & 1); });
     two_word_allocations = count.allocations();
   }
+  const std::size_t slabs_before = chronopool::detail::handoff_thread_slabs();
   {
     scoped_allocation_failure count(SIZE_MAX);
     for (std::size_t i = 2 * n; i < 3 * n; ++i)
@@ -392,7 +395,14 @@ BOOST_AUTO_TEST_CASE(arming_waits_with_handlers_of_two_words_or_less_allocates_f
   }
   BOOST_TEST(one_word_allocations * 16 < n);
   BOOST_TEST(two_word_allocations * 16 < n);
-  BOOST_TEST(block_allocations + 16 >= n);
+  if (chronopool::detail::handoff_enabled()) {
+    // At least 64 bytes a block; the spare and the current slab may take the first.
+    const std::size_t slabs_grown = chronopool::detail::handoff_thread_slabs() - slabs_before;
+    BOOST_TEST(slabs_grown + 2 >= n * 64 / 65536);
+    BOOST_TEST(block_allocations >= slabs_grown);
+  } else {
+    BOOST_TEST(block_allocations + 16 >= n);
+  }
   for (auto& t : timers) t.cancel();
   BOOST_TEST(run_until_idle(io));
 }
@@ -412,18 +422,26 @@ BOOST_AUTO_TEST_CASE(a_handler_type_met_once_the_table_is_full_waits_in_a_block,
   // A one-word handler type first met now gets no number: each of its waits
   // takes a block, and each still completes once.
   asio::io_context io;
-  constexpr std::size_t n = 1024;
+  constexpr std::size_t n = 4096;
   std::vector<chronopool::steady_timer> timers;
   timers.reserve(n);
   for (std::size_t i = 0; i < n; ++i) timers.emplace_back(io, std::chrono::hours(1));
   std::vector<inline_result> results(n);
   std::size_t allocations = 0;
+  const std::size_t slabs_before = chronopool::detail::handoff_thread_slabs();
   {
     scoped_allocation_failure count(SIZE_MAX);
     for (std::size_t i = 0; i < n; ++i) wait_with_one_word(timers[i], results[i]);
     allocations = count.allocations();
   }
-  BOOST_TEST(allocations + 16 >= n);  // a block each (the per-thread cache may have a few ready)
+  // A block each (the per-thread cache may have a few ready): from operator
+  // new, or from the handoff allocator's slabs, at least 48 bytes a block,
+  // where the spare and the current slab may take the first.
+  if (chronopool::detail::handoff_enabled()) {
+    BOOST_TEST(chronopool::detail::handoff_thread_slabs() - slabs_before + 2 >= n * 48 / 65536);
+  } else {
+    BOOST_TEST(allocations + 16 >= n);
+  }
   std::size_t cancelled = 0;
   for (auto& t : timers) cancelled += t.cancel();
   BOOST_TEST(cancelled == n);
@@ -443,8 +461,10 @@ BOOST_AUTO_TEST_CASE(an_inline_wait_cancelled_with_no_memory_left_completes_once
   wait_with_one_word(t, r);
   std::size_t cancelled = 0;
   step s;
-  // A fresh thread: its recycling cache is empty, so the block needs operator new.
+  // A fresh thread: its recycling cache is empty, and with new slabs only,
+  // the block needs operator new.
   std::thread canceller([&] {
+    chronopool::detail::handoff_start_new_slabs();
     s.fired = false;
     scoped_allocation_failure failure(1, true);
     cancelled = t.cancel();
@@ -470,7 +490,10 @@ BOOST_AUTO_TEST_CASE(an_inline_wait_firing_with_memory_short_completes_once) {
     inline_result r;
     wait_with_one_word(t, r);
     step s;
-    std::thread runner([&] { s = with_nth_allocation_failing(n, [&] { io.run_for(20ms); }, true); });
+    std::thread runner([&] {
+      chronopool::detail::handoff_start_new_slabs();  // the block the wait moves into needs operator new
+      s = with_nth_allocation_failing(n, [&] { io.run_for(20ms); }, true);
+    });
     runner.join();
     chronopool::steady_timer nudge(io, std::chrono::milliseconds(1));
     inline_result nudged;

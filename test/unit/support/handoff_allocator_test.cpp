@@ -1,7 +1,7 @@
 // Copyright (c) 2026 The chronopool authors
 // SPDX-License-Identifier: BSL-1.0
 // detail::handoff_allocator: blocks freed on the thread that made them and
-// on others, slabs given back, a thread's slabs outliving it, and many
+// on others, slabs given back or kept, a thread's slabs outliving it, and many
 // threads handing blocks to each other at once.
 #include <chronopool/detail/support/handoff_allocator.hpp>
 
@@ -82,6 +82,42 @@ BOOST_AUTO_TEST_CASE(blocks_freed_by_another_thread_come_back_and_emptied_slabs_
   BOOST_TEST(distinct.size() == n);
   for (void* p : blocks) cd::handoff_deallocate(p, 128);
   BOOST_TEST(cd::handoff_thread_slabs() <= before + 2);
+}
+
+BOOST_AUTO_TEST_CASE(emptied_slabs_are_kept_for_the_next_new_slab_of_any_thread) {
+  if (!cd::handoff_enabled()) return;
+  // A burst of about ten slabs, all freed here: every emptied slab but the
+  // spare and the current one is kept (the store may hold others already).
+  const std::size_t kept_before = cd::handoff_kept_slabs();
+  constexpr std::size_t n = 5000;
+  std::vector<void*> blocks(n);
+  for (auto& p : blocks) p = cd::handoff_allocate(128);
+  std::set<std::uintptr_t> burst;
+  for (void* p : blocks) burst.insert(slab_of(p));
+  BOOST_TEST(burst.size() >= 9u);
+  for (void* p : blocks) cd::handoff_deallocate(p, 128);
+  BOOST_TEST(cd::handoff_kept_slabs() >= std::min(kept_before + burst.size() - 2, cd::handoff_kept_max));
+
+  // Another thread's new slabs are those pages, not fresh ones: blocks of a
+  // size nothing else here uses, enough for a few slabs.
+  std::size_t reused = 0;
+  on_another_thread([&] {
+    std::vector<void*> other(400);
+    for (auto& p : other) p = cd::handoff_allocate(496);
+    for (void* p : other) reused += burst.count(slab_of(p));
+    for (void* p : other) cd::handoff_deallocate(p, 496);
+  });
+  BOOST_TEST(reused > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(no_more_empty_slabs_are_kept_than_the_most) {
+  if (!cd::handoff_enabled()) return;
+  // More than the most kept, all emptied at once: the rest go back.
+  const std::size_t n = (cd::handoff_kept_max + 8) * 520;
+  std::vector<void*> blocks(n);
+  for (auto& p : blocks) p = cd::handoff_allocate(128);
+  for (void* p : blocks) cd::handoff_deallocate(p, 128);
+  BOOST_TEST(cd::handoff_kept_slabs() == cd::handoff_kept_max);
 }
 
 BOOST_AUTO_TEST_CASE(sizes_above_the_largest_class_come_from_operator_new) {

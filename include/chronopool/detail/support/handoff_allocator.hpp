@@ -14,6 +14,9 @@
 // memory follows the blocks in use rather than their peak, as of the
 // owner's last look: a thread that made a burst of tasks and allocates no
 // more holds the burst's slabs until its current slab runs out or it ends.
+// Up to handoff_kept_max empty slabs are kept process-wide instead of
+// going back to the system, for any thread's next slab: fresh pages cost a
+// fault each at their first touch.
 //
 // A thread that ends leaves its slabs to the next thread that allocates;
 // blocks still out are freed into them as usual. No packaged allocator
@@ -41,10 +44,15 @@ void handoff_deallocate(void* p, std::size_t size) noexcept;
 /// The slabs the calling thread owns, its spare included, after taking back
 /// the blocks other threads freed (a testing aid).
 std::size_t handoff_thread_slabs() noexcept;
-/// Makes the calling thread's next allocation of every size take a new slab
-/// from operator new (a testing aid: it lets a test fail that allocation).
+/// Makes the calling thread's next allocation of every size take a new slab,
+/// and every new slab of this thread come from operator new, not from the
+/// kept empty ones (a testing aid: it lets a test fail that allocation).
 /// Slabs with blocks out are set aside until one of them comes back.
 void handoff_start_new_slabs() noexcept;
+/// Empty slabs kept, process-wide, for any thread's next new slab (a testing aid).
+std::size_t handoff_kept_slabs() noexcept;
+/// The most empty slabs kept.
+inline constexpr std::size_t handoff_kept_max = 64;
 /// False in builds where the slabs are bypassed (AddressSanitizer).
 bool handoff_enabled() noexcept;
 

@@ -7,7 +7,10 @@
 // later (a timeout re-armed for every request). Keeping the last few freed
 // blocks of each thread makes that steady state allocation-free, as Asio's
 // own recycling allocator does for its operations. A block freed on another
-// thread than the one that allocated it joins that thread's cache.
+// thread than the one that allocated it joins that thread's cache. Blocks
+// beyond the cache come from and go back to the handoff allocator's slabs
+// (handoff_allocator.hpp): a wait armed on one thread is often completed on
+// another.
 //
 // Under AddressSanitizer the cache is bypassed, so that a use after free of
 // an operation is still reported.
