@@ -101,12 +101,12 @@ constinit thread_local heap* this_heap = nullptr;
 constinit std::atomic_flag abandoned_lock;
 constinit heap* abandoned = nullptr;
 
-void lock_abandoned() noexcept {
-  while (abandoned_lock.test_and_set(std::memory_order_acquire)) abandoned_lock.wait(true, std::memory_order_relaxed);
+void lock_flag(std::atomic_flag& f) noexcept {
+  while (f.test_and_set(std::memory_order_acquire)) f.wait(true, std::memory_order_relaxed);
 }
-void unlock_abandoned() noexcept {
-  abandoned_lock.clear(std::memory_order_release);
-  abandoned_lock.notify_one();
+void unlock_flag(std::atomic_flag& f) noexcept {
+  f.clear(std::memory_order_release);
+  f.notify_one();
 }
 
 // Empty slabs kept for any thread's next slab, up to handoff_kept_max: a
@@ -121,22 +121,14 @@ constinit std::atomic_flag kept_lock;
 constinit void* kept = nullptr;
 constinit std::size_t kept_count = 0;
 
-void lock_kept() noexcept {
-  while (kept_lock.test_and_set(std::memory_order_acquire)) kept_lock.wait(true, std::memory_order_relaxed);
-}
-void unlock_kept() noexcept {
-  kept_lock.clear(std::memory_order_release);
-  kept_lock.notify_one();
-}
-
 void* take_kept_slab() noexcept {
-  lock_kept();
+  lock_flag(kept_lock);
   void* mem = kept;
   if (mem != nullptr) {
     kept = *static_cast<void**>(mem);
     --kept_count;
   }
-  unlock_kept();
+  unlock_flag(kept_lock);
   return mem;
 }
 
@@ -144,15 +136,15 @@ void free_slab_memory(heap& h, slab* s) noexcept {
   --h.slabs;
   s->~slab();
   void* const mem = s;
-  lock_kept();
+  lock_flag(kept_lock);
   if (kept_count < handoff_kept_max) {
     *static_cast<void**>(mem) = kept;
     kept = mem;
     ++kept_count;
-    unlock_kept();
+    unlock_flag(kept_lock);
     return;
   }
-  unlock_kept();
+  unlock_flag(kept_lock);
   ::operator delete(mem, std::align_val_t{slab_bytes});
 }
 
@@ -277,10 +269,10 @@ struct heap_release {
       if (s != nullptr && s->live == 0) release(*h, s);
     }
     if (h->spare != nullptr) free_slab_memory(*h, std::exchange(h->spare, nullptr));
-    lock_abandoned();
+    lock_flag(abandoned_lock);
     h->next_abandoned = abandoned;
     abandoned = h;
-    unlock_abandoned();
+    unlock_flag(abandoned_lock);
   }
 };
 
@@ -290,10 +282,10 @@ heap& acquire_heap() {
   // nobody adopts; its blocks are still freed into it.
   thread_local heap_release at_exit;
   (void)at_exit;
-  lock_abandoned();
+  lock_flag(abandoned_lock);
   heap* h = abandoned;
   if (h != nullptr) abandoned = h->next_abandoned;
-  unlock_abandoned();
+  unlock_flag(abandoned_lock);
   if (h == nullptr) h = new heap();
   h->new_slabs_only = false;
   this_heap = h;
@@ -411,9 +403,9 @@ std::size_t handoff_thread_slabs() noexcept {
 
 std::size_t handoff_kept_slabs() noexcept {
 #if CHRONOPOOL_HANDOFF
-  lock_kept();
+  lock_flag(kept_lock);
   const std::size_t n = kept_count;
-  unlock_kept();
+  unlock_flag(kept_lock);
   return n;
 #else
   return 0;
