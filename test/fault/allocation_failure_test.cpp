@@ -359,14 +359,27 @@ void wait_with_one_word(chronopool::steady_timer& t, inline_result& r) {
   });
 }
 
+// Checks that @p n waits of at least @p block_bytes each took a block:
+// from operator new each (@p allocations; the per-thread cache may have a
+// few ready), or, where the handoff allocator's slabs serve blocks, from a
+// new slab per 64 KiB of them (the spare and the current slab may take the
+// first), each new slab one of @p allocations.
+void expect_a_block_each(std::size_t n, std::size_t block_bytes, std::size_t allocations, std::size_t slabs_before) {
+  if (chronopool::detail::handoff_enabled()) {
+    const std::size_t slabs_grown = chronopool::detail::handoff_thread_slabs() - slabs_before;
+    BOOST_TEST(slabs_grown + 2 >= n * block_bytes / 65536);
+    BOOST_TEST(allocations >= slabs_grown);
+  } else {
+    BOOST_TEST(allocations + 16 >= n);
+  }
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(arming_waits_with_handlers_of_two_words_or_less_allocates_far_less_than_once_a_wait) {
   // The wait lives in its timer: only the shard's index grows (its buffers
   // double). A handler of three words takes a block per wait (the control;
-  // the per-thread cache may have a few ready): from operator new each, or
-  // where the handoff allocator's slabs serve blocks, from a new slab per
-  // 64 KiB of them.
+  // see expect_a_block_each).
   asio::io_context io;
   constexpr std::size_t n = 4096;
   std::vector<chronopool::steady_timer> timers;
@@ -395,14 +408,7 @@ BOOST_AUTO_TEST_CASE(arming_waits_with_handlers_of_two_words_or_less_allocates_f
   }
   BOOST_TEST(one_word_allocations * 16 < n);
   BOOST_TEST(two_word_allocations * 16 < n);
-  if (chronopool::detail::handoff_enabled()) {
-    // At least 64 bytes a block; the spare and the current slab may take the first.
-    const std::size_t slabs_grown = chronopool::detail::handoff_thread_slabs() - slabs_before;
-    BOOST_TEST(slabs_grown + 2 >= n * 64 / 65536);
-    BOOST_TEST(block_allocations >= slabs_grown);
-  } else {
-    BOOST_TEST(block_allocations + 16 >= n);
-  }
+  expect_a_block_each(n, 64, block_allocations, slabs_before);
   for (auto& t : timers) t.cancel();
   BOOST_TEST(run_until_idle(io));
 }
@@ -434,14 +440,7 @@ BOOST_AUTO_TEST_CASE(a_handler_type_met_once_the_table_is_full_waits_in_a_block,
     for (std::size_t i = 0; i < n; ++i) wait_with_one_word(timers[i], results[i]);
     allocations = count.allocations();
   }
-  // A block each (the per-thread cache may have a few ready): from operator
-  // new, or from the handoff allocator's slabs, at least 48 bytes a block,
-  // where the spare and the current slab may take the first.
-  if (chronopool::detail::handoff_enabled()) {
-    BOOST_TEST(chronopool::detail::handoff_thread_slabs() - slabs_before + 2 >= n * 48 / 65536);
-  } else {
-    BOOST_TEST(allocations + 16 >= n);
-  }
+  expect_a_block_each(n, 48, allocations, slabs_before);  // a block each
   std::size_t cancelled = 0;
   for (auto& t : timers) cancelled += t.cancel();
   BOOST_TEST(cancelled == n);
