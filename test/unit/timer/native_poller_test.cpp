@@ -31,23 +31,60 @@ BOOST_AUTO_TEST_CASE(before_any_wake_up_a_poll_weighs_only_the_arm) {
   const auto c = arm_cost();
   BOOST_TEST(p.covers(c));
   BOOST_TEST(!p.covers(c + tick));
-  BOOST_TEST(p.claim());  // a poll runs: it reaches twice as far
-  BOOST_TEST(p.covers(2 * c));
-  BOOST_TEST(!p.covers(2 * c + tick));
+  BOOST_TEST(p.claim());  // a running poll goes on no farther than it would start for
+  BOOST_TEST(p.covers(c));
+  BOOST_TEST(!p.covers(c + tick));
   p.unclaim();
-  BOOST_TEST(!p.covers(c + tick));  // the arm alone again (c is zero where it is not measured)
+  BOOST_TEST(!p.covers(c + tick));  // c is zero where it is not measured
 }
 
-BOOST_AUTO_TEST_CASE(an_observed_wake_up_latency_extends_the_threshold_and_the_reach) {
+BOOST_AUTO_TEST_CASE(an_observed_wake_up_latency_extends_the_threshold) {
   cpd::native_poller p;
   p.observe_wakeup(40us);  // the first counts whole
   BOOST_TEST((p.wakeup_latency() == 40us));
   const auto c = arm_cost();
   BOOST_TEST(p.covers(c + 40us));
   BOOST_TEST(!p.covers(c + 40us + tick));
-  BOOST_TEST(p.claim());
-  BOOST_TEST(p.covers(2 * (c + 40us)));
-  BOOST_TEST(!p.covers(2 * (c + 40us) + tick));
+  BOOST_TEST((p.threshold() == c + 40us));
+  BOOST_TEST(p.claim());  // a poll runs, at no pace yet: no farther than it would start for
+  BOOST_TEST(p.covers(c + 40us));
+  BOOST_TEST(!p.covers(c + 40us + tick));
+}
+
+BOOST_AUTO_TEST_CASE(a_poll_reaches_twice_as_far_only_while_it_serves_a_dense_stream) {
+  const auto c = arm_cost();
+  const auto threshold = c + 40us;
+  const cpd::time_point t0 = cpd::clock::now();
+  {
+    // Eight due shards within a fifth of the threshold: dense, twice as far.
+    cpd::native_poller p;
+    p.observe_wakeup(40us);
+    BOOST_TEST(p.claim());
+    p.note_turn(t0, 7);
+    BOOST_TEST(!p.covers(threshold + tick));  // seven served are no pace yet
+    p.note_turn(t0 + 8us, 1);
+    BOOST_TEST((p.reach() == 2 * threshold));
+    BOOST_TEST(p.covers(2 * threshold));
+    BOOST_TEST(!p.covers(2 * threshold + tick));
+    // Dense until the poll stops, however the pace slows: shards may have
+    // left gates to it that far ahead.
+    p.note_turn(t0 + 100 * threshold, 0);
+    BOOST_TEST(p.covers(2 * threshold));
+    p.unclaim();
+    BOOST_TEST(!p.covers(threshold + tick));  // no poll runs
+  }
+  {
+    // One due shard per half threshold: sparse, the threshold alone, even
+    // while running. Spinning a gap longer than a wake-up costs more CPU
+    // than the wake-up.
+    cpd::native_poller p;
+    p.observe_wakeup(40us);
+    BOOST_TEST(p.claim());
+    for (int i = 0; i < 16; ++i) p.note_turn(t0 + i * threshold / 2, 1);
+    BOOST_TEST((p.reach() == threshold));
+    BOOST_TEST(p.covers(threshold));
+    BOOST_TEST(!p.covers(threshold + tick));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(with_a_slack_only_the_arm_is_polled_for_and_a_window_asks_for_exact_waits) {

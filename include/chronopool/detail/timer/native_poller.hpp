@@ -7,9 +7,9 @@
 // poll: a function on the context that reads every shard's gate (the time
 // it is armed for, published atomically) each turn, completes the due
 // shards' waits as their own wake-ups would, and goes on while any gate is
-// within its reach. One poll per service, not per shard, so that timers
-// spread over shards share the polling thread instead of each shard falling
-// back to the kernel timer's latency.
+// within its reach (see reach()). One poll per service, not per shard, so
+// that timers spread over shards share the polling thread instead of each
+// shard falling back to the kernel timer's latency.
 #pragma once
 
 #include <chronopool/detail/time/saturating_time.hpp>
@@ -42,10 +42,24 @@ class native_poller {
   duration slack() const noexcept {
     return window() > duration::zero() ? duration::zero() : duration(slack_.load(std::memory_order_relaxed));
   }
-  /// A poll starts for a deadline at most this far ahead.
+  /// A poll starts for a deadline at most this far ahead: sleep_cost(), or
+  /// the window when that is more (the native timer wakes a window early
+  /// anyway).
   duration threshold() const noexcept;
+  /// How far a running poll looks ahead: twice sleep_cost() (or the window
+  /// when that is more) while it serves deadlines more often than every half
+  /// threshold (a dense stream,
+  /// where a gap a little longer than the threshold is a lull, and leaving
+  /// the deadline after it to the native timer would make it late), else
+  /// the threshold: for sparse deadlines, going on past it would spend more
+  /// CPU on each than the native wake-up it saves.
+  duration reach() const noexcept;
+  /// What a turn at @p now saw: @p served due shards (called by turn(); a
+  /// test may call it on a claimed poll, with times of its own).
+  void note_turn(time_point now, std::uint64_t served) noexcept;
   /// Whether a deadline @p ahead from now is left to the poll: within the
-  /// threshold, or within reach() while a poll runs.
+  /// threshold, or within reach() while a poll runs (with a slack, within
+  /// what arming costs).
   bool covers(duration ahead) const noexcept;
 
   /// A poll is running (or starting): a gate published now is served by its
@@ -83,17 +97,17 @@ class native_poller {
   /// the larger part, and a threshold of the arm alone would leave near
   /// deadlines to wake-ups that come later than the poll serves them.
   duration sleep_cost() const noexcept;
-  /// How far a running poll looks ahead: twice sleep_cost(), or the window
-  /// when that is more (the native timer wakes a window early anyway).
-  /// Twice, so that deadlines coming about one threshold apart (a periodic
-  /// task as frequent as an arm is costly) stay with the poll instead of a
-  /// random share of them going to the kernel timer.
-  duration reach() const noexcept;
   /// Some gate is at or before @p horizon.
   bool any_gate_by(time_point horizon) const noexcept;
 
   const std::vector<std::shared_ptr<timer_shard>>* shards_ = nullptr;
   std::atomic<bool> active_{false};
+  // The running poll's pace: touched by the thread running its turns only
+  // (one at a time: the claim orders them); dense_ is read by covers().
+  bool pacing_ = false;
+  time_point pace_start_{};
+  std::uint64_t pace_served_ = 0;
+  std::atomic<bool> dense_{false};
   std::atomic<duration::rep> window_{0};
   std::atomic<duration::rep> slack_{0};
   wakeup_latency_average latency_;
