@@ -46,13 +46,14 @@ class native_poller {
   /// the window when that is more (the native timer wakes a window early
   /// anyway).
   duration threshold() const noexcept;
-  /// How far a running poll looks ahead: twice sleep_cost() (or the window
-  /// when that is more) while it serves deadlines more often than every half
-  /// threshold (a dense stream,
-  /// where a gap a little longer than the threshold is a lull, and leaving
-  /// the deadline after it to the native timer would make it late), else
-  /// the threshold: for sparse deadlines, going on past it would spend more
-  /// CPU on each than the native wake-up it saves.
+  /// How far a running poll looks ahead: the threshold, until the poll
+  /// has served due shards faster than one per quarter threshold (over
+  /// eight, on average since it started); from then until it stops, twice
+  /// sleep_cost() (or the window when that is more). In such a dense stream
+  /// a gap a little longer than the threshold is a lull, and the deadline
+  /// after it, left to the native timer, would be late; for sparse
+  /// deadlines, going on past the threshold would spend more CPU on each
+  /// than the native wake-up it saves.
   duration reach() const noexcept;
   /// What a turn at @p now saw: @p served due shards (called by turn(); a
   /// test may call it on a claimed poll, with times of its own).
