@@ -21,7 +21,7 @@ void pool_core::enqueue(const task_ptr& t, const char* where, task_owner* owner)
   t->set_sequence(sequence_.fetch_add(1, std::memory_order_relaxed));
   t->set_owner(owner != nullptr ? owner : this);
   if (state_.load() != run_state::running) return reject(t, where, true);
-  switch (queue_.offer_within(t, options_.max_queued)) {
+  switch (queue_.offer_submitted(t, options_.max_queued)) {
     case delayed_work_queue::offer_status::full: return reject(t, where, false);
     case delayed_work_queue::offer_status::cancelled: return;  // cannot happen: nobody else holds it yet
     case delayed_work_queue::offer_status::queued: break;

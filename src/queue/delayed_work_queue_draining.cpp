@@ -48,6 +48,7 @@ std::vector<task_ptr> delayed_work_queue::remove_if(const std::function<bool(con
   taken.reserve(due_segment::capacity);
   {
     std::lock_guard lock(mutex_);
+    drain_inbox_locked();
     // The segment's tasks are taken back to be looked at; the ones kept
     // are set out again, in their order.
     task_base* kept_set_out[due_segment::capacity];
@@ -89,7 +90,25 @@ std::vector<task_ptr> delayed_work_queue::drain() {
   std::vector<index_node*> taken;
   {
     std::lock_guard lock(mutex_);
-    taken.reserve(count());
+    // The inbox's tasks are taken as they are, not indexed first: nothing
+    // to allocate but the vector, reserved before anything moves.
+    task_base* inbox = inbox_.exchange(nullptr, std::memory_order_seq_cst);
+    inbox_count_.store(0, std::memory_order_relaxed);
+    inbox_stuck_ = false;
+    std::size_t pushed = 0;
+    for (const task_base* t = inbox; t != nullptr; t = t->inbox_next()) ++pushed;
+    try {
+      taken.reserve(count() + pushed);
+    } catch (...) {
+      if (inbox != nullptr) return_to_inbox(inbox);  // still queued; a later look drains them
+      throw;
+    }
+    while (inbox != nullptr) {
+      task_base* const t = inbox;
+      inbox = t->inbox_next();
+      t->heap_index = task_base::not_queued;
+      taken.push_back(t);
+    }
     taken_ -= segment_.take_all([&](task_base* t) { taken.push_back(t); });
     index_.extract_all(taken);
     for (const entry& e : ready_) {
@@ -107,6 +126,7 @@ std::vector<task_ptr> delayed_work_queue::drain() {
 
 task_ptr delayed_work_queue::pop_head() {
   std::lock_guard lock(mutex_);
+  drain_inbox_locked();
   if (count() == 0) return {};
   if (task_base* t = segment_.claim()) {  // the earliest tasks queued
     --taken_;

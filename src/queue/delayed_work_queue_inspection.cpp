@@ -9,8 +9,14 @@ namespace chronopool::detail {
 
 std::size_t delayed_work_queue::size() const {
   std::lock_guard lock(mutex_);
+  drain_inbox_locked();
   absorb_posted_locked();
   return count();
+}
+
+std::uint64_t delayed_work_queue::inbox_drained() const {
+  std::lock_guard lock(mutex_);
+  return inbox_drained_;
 }
 
 std::size_t delayed_work_queue::index_bytes() const {
@@ -20,6 +26,7 @@ std::size_t delayed_work_queue::index_bytes() const {
 
 std::optional<time_point> delayed_work_queue::head_deadline() const {
   std::lock_guard lock(mutex_);
+  drain_inbox_locked();
   std::optional<time_point> head = index_.first_deadline();
   if (segment_.left() != 0) {
     // What is still set out comes before all the rest.
@@ -34,6 +41,7 @@ std::optional<time_point> delayed_work_queue::head_deadline() const {
 
 delayed_work_queue::activity delayed_work_queue::current_activity() const {
   std::lock_guard lock(mutex_);
+  drain_inbox_locked();
   absorb_posted_locked();
   activity a;
   a.taken = taken_;
@@ -51,6 +59,7 @@ delayed_work_queue::activity delayed_work_queue::current_activity() const {
 
 std::optional<time_point> delayed_work_queue::wake_deadline() const {
   std::lock_guard lock(mutex_);
+  drain_inbox_locked();
   return index_.wake_time();
 }
 

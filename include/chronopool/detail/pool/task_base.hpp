@@ -206,6 +206,14 @@ class task_base : public index_node {
   bool done() const noexcept { return status() >= task_status::succeeded; }
   bool cancelled() const noexcept { return status() == task_status::cancelled; }
 
+  /// The task pushed before this one onto a delayed work queue's inbox
+  /// (delayed_work_queue::offer_submitted), kept in heap_index, which no
+  /// index reads while the task is in the inbox (it is in none): written by
+  /// the submitter before the push, read and reset to not_queued by the
+  /// drain under the queue's lock. A task stays within its size this way.
+  task_base* inbox_next() const noexcept { return reinterpret_cast<task_base*>(heap_index); }
+  void set_inbox_next(task_base* t) noexcept { heap_index = reinterpret_cast<std::size_t>(t); }
+
   /// pending → running. False when the task was cancelled (or already runs).
   bool try_start() noexcept;
 

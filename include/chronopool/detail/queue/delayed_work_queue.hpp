@@ -149,6 +149,12 @@ class delayed_work_queue {
   /// offer(), refused with `full` when @p max_size tasks are already queued.
   /// The check and the insertion happen under one lock, so the bound is exact.
   offer_status offer_within(task_ptr t, std::size_t max_size);
+  /// offer_within() for a task submitted for the first time (nobody else
+  /// holds it yet, so it is not cancelled): with no bound, and due at or
+  /// after the time the sleeping leader wakes at (the gate), it is pushed
+  /// onto the inbox without the lock, and the next locked section drains it
+  /// into the index ("The task inbox" in docs/design.md).
+  offer_status offer_submitted(task_ptr t, std::size_t max_size);
 
   /// Blocks until the head is due and removes it; null only when the queue
   /// is closed, or draining and empty, or interrupt_waiters() was called.
@@ -243,6 +249,11 @@ class delayed_work_queue {
   bool is_spinning() const;
   /// Testing aid: takers spinning before an untimed sleep (precision mode).
   std::size_t spinning_followers() const;
+  /// Testing aid: whether a sleeping leader has opened the gate (see
+  /// offer_submitted()).
+  bool gate_open() const noexcept { return gate_.load(std::memory_order_seq_cst) != gate_closed; }
+  /// Testing aid: tasks moved from the inbox into the index so far.
+  std::uint64_t inbox_drained() const;
 
  private:
   using entry = deadline_index::entry;
@@ -286,6 +297,34 @@ class delayed_work_queue {
   /// Moves the functions pushed without the lock into the lane, oldest
   /// first. The lock held; const for size(), which counts them too.
   void absorb_posted_locked() const noexcept;
+  /// Moves the tasks pushed onto the inbox into the index, oldest first, as
+  /// locked offers would: a task that comes before the waiting leader's wake
+  /// time voids its role and wakes a taker. Every locked section that looks
+  /// at tasks calls it first. Out of memory, the tasks not moved stay in the
+  /// inbox, the gate stays closed and the leader looks again within
+  /// inbox_retry. The lock held; const for the inspections (a queue is
+  /// never a const object).
+  void drain_inbox_locked() const noexcept;
+  void drain_inbox_locked() noexcept;
+  /// The leader's sleep until @p until opens the gate (unless the inbox is
+  /// stuck) and drains what was pushed before; false when that drain voided
+  /// its role (a task came before @p until): it looks again instead. The
+  /// lock held.
+  bool open_gate_locked(time_point until, const void* me) noexcept;
+  /// Closes the gate and drains, as the leader wakes. The lock held.
+  void close_gate_locked() noexcept;
+  /// Puts the chain of tasks from @p first (linked by inbox_next) back onto
+  /// the inbox, still queued: a drain that could not take them.
+  void return_to_inbox(task_base* first) noexcept;
+  /// The new-head rule of a locked offer, after tasks were indexed that
+  /// moved the wake time from @p wake_before to @p wake_after: a kept role
+  /// stays when still covered; else the leader's role is void, and true:
+  /// one taker must be woken. The lock held.
+  bool new_head_locked(time_point wake_before, time_point wake_after) noexcept;
+  /// Indexes @p t (the lock held) as offer_and_wake() does: due tasks set out
+  /// before it go back first when it comes before them. May throw
+  /// (allocation): then @p t is not indexed.
+  void index_locked(task_base* t);
   /// offer_function()'s locked path: the queue was not open around the push.
   bool settle_posted_function(queued_function* f) noexcept;
   /// Whether a taker should take a posted function now rather than look for
@@ -381,6 +420,23 @@ class delayed_work_queue {
   mutable std::atomic<queued_function*> posted_{nullptr};
   std::atomic<bool> open_{true};
   std::atomic<std::uint32_t> idle_{0};
+  // The task inbox: tasks pushed without the lock by offer_submitted(),
+  // newest first (linked by task_base::inbox_next), and how many since the
+  // last drain (a heuristic: plain loads and stores). The gate is the time
+  // the leader sleeps until, or gate_closed while no leader sleeps timed: a
+  // submitter pushes a task due at or after it, then reads it again; the
+  // leader publishes it and then drains (all sequentially consistent), so
+  // either the drain sees the task or the submitter sees the new gate and
+  // drains under the lock itself. Each on a cache line of its own: the
+  // submitter writes the inbox for every task, the gate changes once a sleep.
+  static constexpr std::int64_t gate_closed = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::uint32_t inbox_drain_batch = 32;  // a submitter drains (try_lock) every this many pushes
+  static constexpr duration inbox_retry = std::chrono::milliseconds(1);
+  alignas(64) std::atomic<task_base*> inbox_{nullptr};
+  std::atomic<std::uint32_t> inbox_count_{0};
+  alignas(64) std::atomic<std::int64_t> gate_{gate_closed};
+  alignas(64) bool inbox_stuck_ = false;  // a drain ran out of memory; guarded by mutex_
+  std::uint64_t inbox_drained_ = 0;       // see inbox_drained(); guarded by mutex_
   const void* leader_ = nullptr;  // identity of the leader's wait, &kept_role_, or null
   // leader_ while the leader runs a task it took and keeps the role: no one
   // sleeps for the head, and the backup (or no idle taker) covers it.
