@@ -94,7 +94,6 @@ std::vector<task_ptr> delayed_work_queue::drain() {
     // to allocate but the vector, reserved before anything moves.
     task_base* inbox = inbox_.exchange(nullptr, std::memory_order_seq_cst);
     inbox_count_.store(0, std::memory_order_relaxed);
-    inbox_stuck_ = false;
     std::size_t pushed = 0;
     for (const task_base* t = inbox; t != nullptr; t = t->inbox_next()) ++pushed;
     try {
@@ -103,6 +102,7 @@ std::vector<task_ptr> delayed_work_queue::drain() {
       if (inbox != nullptr) return_to_inbox(inbox);  // still queued; a later look drains them
       throw;
     }
+    inbox_stuck_ = false;  // nothing is left in it
     while (inbox != nullptr) {
       task_base* const t = inbox;
       inbox = t->inbox_next();
