@@ -35,8 +35,8 @@ void usage(std::FILE* out) {
              "  --only NAMES   run only these workloads (comma-separated)\n"
              "  --json FILE    write every repetition (and the fire lateness CDF) to FILE\n"
              "  --variants V   run only these variants (comma-separated: asio-io, cp-io, asio-pool,\n"
-             "                 cp-pool, cp-io-pool, cp-precise, cp-io-precise), e.g. to profile one side;\n"
-             "                 ratios need both sides\n"
+             "                 cp-pool, cp-io-pool, cp-precise, cp-io-precise, cp-pool-task), e.g. to profile\n"
+             "                 one side; ratios need both sides\n"
              "  --wakeup-slack US  every chronopool set-up's wake-up slack in microseconds (default: the\n"
              "                 library's, 50 us; 0: exact waits)\n"
              "workloads:\n");
@@ -82,7 +82,7 @@ bench::options parse(int argc, char** argv) {
     } else if (a == "--variants") {
       std::stringstream names{std::string(value(i))};
       for (std::string n; std::getline(names, n, ',');) {
-        const auto& all = bench::timing_variants;
+        const auto& all = bench::every_variant;
         const auto it = std::find_if(all.begin(), all.end(), [&](bench::variant v) { return n == bench::name(v); });
         if (it == all.end()) throw std::invalid_argument("unknown variant '" + n + "'");
         o.variants.push_back(*it);

@@ -22,6 +22,9 @@ enum class variant {
               ///< waits kept by a one-thread scheduled_thread_pool (use_pool)
   cp_precise, ///< cp_pool in precision mode (the leader spins before deadlines)
   cp_io_precise, ///< cp_io in precision mode (set_poll_window: wake early, poll the rest)
+  cp_pool_task,  ///< the pool's own delayed tasks (execute_after, schedule...) on
+                 ///< scheduled_thread_pool(T), pool-task only; compared with
+                 ///< cp_pool, a steady_timer on the same kind of pool
 };
 
 /// --wakeup-slack: every chronopool set-up's wake-up slack (the pool's
@@ -41,12 +44,14 @@ inline const char* name(variant v) {
     case variant::cp_io_pool: return "cp-io-pool";
     case variant::cp_precise: return "cp-precise";
     case variant::cp_io_precise: return "cp-io-precise";
+    case variant::cp_pool_task: return "cp-pool-task";
   }
   return "?";
 }
 
-/// The Asio set-up a chronopool variant is compared with: io_context with
-/// io_context, pool with thread_pool.
+/// The set-up a chronopool variant is compared with: Asio's io_context with
+/// an io_context, Asio's thread_pool with a pool; the pool's own tasks with
+/// timers on the same kind of pool.
 inline variant peer_of(variant v) {
   switch (v) {
     case variant::cp_io:
@@ -54,11 +59,12 @@ inline variant peer_of(variant v) {
     case variant::cp_io_precise: return variant::asio_io;
     case variant::cp_pool:
     case variant::cp_precise: return variant::asio_pool;
+    case variant::cp_pool_task: return variant::cp_pool;
     default: return v;
   }
 }
 
-/// Every chronopool variant has an Asio peer; an Asio variant is its own.
+/// Every chronopool variant has a peer; an Asio variant is its own.
 inline bool is_chronopool(variant v) { return peer_of(v) != v; }
 
 inline const std::vector<variant> all_variants{variant::asio_io, variant::cp_io, variant::asio_pool,
@@ -69,6 +75,10 @@ inline const std::vector<variant> timing_variants{variant::asio_io,    variant::
                                                   variant::asio_pool,  variant::cp_pool,
                                                   variant::cp_io_pool, variant::cp_precise,
                                                   variant::cp_io_precise};
+/// Every variant, for --variants.
+inline const std::vector<variant> every_variant{variant::asio_io,       variant::cp_io,     variant::asio_pool,
+                                                variant::cp_pool,       variant::cp_io_pool, variant::cp_precise,
+                                                variant::cp_io_precise, variant::cp_pool_task};
 
 /// One number measured by one run. Lower is better unless marked otherwise.
 struct figure {

@@ -79,9 +79,10 @@ void print_header(std::FILE* out, const run_context& ctx, const options& o) {
              "chronopool on scheduled_thread_pool(T); cp-io-pool = chronopool::steady_timer on the io_context, its "
              "waits kept by a one-thread scheduled_thread_pool (use_pool); cp-precise = cp-pool in precision mode "
              "(precision_spin_limit {} us), cp-io-precise = cp-io in precision mode (set_poll_window {} us), both in "
-             "fire, periodic and sleep only. Lower is better except where marked (higher). ratio = median over "
-             "repetitions of chronopool / the Asio peer (io, io-pool and io-precise vs io, pool and precise vs "
-             "pool).\n",
+             "fire, periodic and sleep only; cp-pool-task = the pool's own delayed tasks on scheduled_thread_pool(T), "
+             "pool-task only. Lower is better except where marked (higher). ratio = median over repetitions of "
+             "chronopool / its peer (io, io-pool and io-precise vs asio-io, pool and precise vs asio-pool, "
+             "pool-task vs cp-pool: tasks against timers on the same kind of pool).\n",
              bench::precise_spin_limit.count(), bench::precise_spin_limit.count());
   std::fflush(out);
 }
@@ -90,7 +91,7 @@ void print_tables(std::FILE* out, const std::vector<case_result>& results, const
   for (const auto& cr : results) {
     const bench_case& c = *cr.spec;
     fmt::print(out, "\n## {} {}\n\n", c.workload, c.label);
-    fmt::print(out, "| figure | variant | median | min | max | ratio cp/asio |\n");
+    fmt::print(out, "| figure | variant | median | min | max | ratio to peer |\n");
     fmt::print(out, "|---|---|---:|---:|---:|---:|\n");
     if (cr.runs.empty() || cr.runs.front().empty()) continue;
     const auto& figures = cr.runs.front().front().figures;

@@ -8,9 +8,10 @@
 // and the process's CPU time. The deadlines are the ones `fire` arms on the
 // same offsets: each is the clock read at its submission plus its offset
 // (schedule_at() is given that instant), so a slow submission does not
-// count as lateness. Compare with `fire` on the cp-pool variant in the same
-// run: a steady_timer on the same kind of pool. Asio has no delayed post to
-// compare with. A fifth case, execute_at() with every task queued 1.5 s
+// count as lateness. Asio has no delayed post to compare with; the peer
+// (cp-pool) arms a steady_timer on the same kind of pool with the same
+// deadlines and a handler of the same two words, alternating with the tasks
+// (cp-pool-task). A fifth case, execute_at() with every task queued 1.5 s
 // ahead, measures the pool's threads alone: nothing is submitted while the
 // tasks come due, and its CPU time counts from the last submission on.
 #include "../harness.hpp"
@@ -54,6 +55,24 @@ struct task_state {
   countdown left;
 };
 
+/// The figures of one run, from its submission time and lateness.
+run_result figures_of(std::size_t n, std::int64_t submit_ns, const std::vector<std::int64_t>& lateness_ns,
+                      const usage::meter& use) {
+  std::vector<std::int64_t> sorted = lateness_ns;
+  std::sort(sorted.begin(), sorted.end());
+  run_result out;
+  out.figures = {{"submit ns/op", static_cast<double>(submit_ns) / static_cast<double>(n)}};
+  for (figure& f : lateness_figures(sorted)) out.figures.push_back(std::move(f));
+  out.figures.push_back(use.cpu_ms());
+  return out;
+}
+
+/// The deadline of task @p i submitted now (the queued case: counted from
+/// @p t0, the first submission).
+clock::time_point deadline_of(task_call call, clock::time_point t0, std::chrono::nanoseconds delay) {
+  return call == task_call::queued_ahead ? t0 + queued_lead + delay : clock::now() + delay;
+}
+
 run_result pool_task_run(unsigned threads, task_call call, const std::vector<std::int64_t>& offsets_ns) {
   const std::size_t n = offsets_ns.size();
   task_state s(n);
@@ -71,27 +90,13 @@ run_result pool_task_run(unsigned threads, task_call call, const std::vector<std
       s.lateness_ns[i] = ns_between(s.deadline[i], clock::now());
       s.left.arrive();
     };
+    s.deadline[i] = deadline_of(call, t0, delay);
     switch (call) {
-      case task_call::execute_after:
-        s.deadline[i] = clock::now() + delay;
-        pool.execute_after(delay, task);
-        break;
-      case task_call::schedule_dropped:
-        s.deadline[i] = clock::now() + delay;
-        (void)pool.schedule(delay, task);
-        break;
-      case task_call::schedule_at_dropped:
-        s.deadline[i] = clock::now() + delay;
-        (void)pool.schedule_at(s.deadline[i], task);
-        break;
-      case task_call::schedule_at_kept:
-        s.deadline[i] = clock::now() + delay;
-        kept.push_back(pool.schedule_at(s.deadline[i], task));
-        break;
-      case task_call::queued_ahead:
-        s.deadline[i] = t0 + queued_lead + delay;
-        pool.execute_at(s.deadline[i], task);
-        break;
+      case task_call::execute_after: pool.execute_after(delay, task); break;
+      case task_call::schedule_dropped: (void)pool.schedule(delay, task); break;
+      case task_call::schedule_at_dropped: (void)pool.schedule_at(s.deadline[i], task); break;
+      case task_call::schedule_at_kept: kept.push_back(pool.schedule_at(s.deadline[i], task)); break;
+      case task_call::queued_ahead: pool.execute_at(s.deadline[i], task); break;
     }
   }
   const auto submit_ns = ns_between(t0, clock::now());
@@ -99,14 +104,36 @@ run_result pool_task_run(unsigned threads, task_call call, const std::vector<std
   s.left.wait();
   use.stop();
   r.finish();
+  return figures_of(n, submit_ns, s.lateness_ns, use);
+}
 
-  std::vector<std::int64_t> sorted = s.lateness_ns;
-  std::sort(sorted.begin(), sorted.end());
-  run_result out;
-  out.figures = {{"submit ns/op", static_cast<double>(submit_ns) / static_cast<double>(n)}};
-  for (figure& f : lateness_figures(sorted)) out.figures.push_back(std::move(f));
-  out.figures.push_back(use.cpu_ms());
-  return out;
+/// The peer: the same deadlines as steady_timer waits on the same kind of
+/// pool, each handler the task's two words (the timers kept in a vector, as
+/// `fire` keeps them).
+run_result pool_timer_run(unsigned threads, task_call call, const std::vector<std::int64_t>& offsets_ns) {
+  const std::size_t n = offsets_ns.size();
+  task_state s(n);
+  std::vector<chronopool::steady_timer> timers;
+  timers.reserve(n);
+  cp_pool_runner r(threads);
+  usage::meter use;
+  use.start();
+  const auto t0 = clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    s.deadline[i] = deadline_of(call, t0, std::chrono::nanoseconds(offsets_ns[i]));
+    timers.emplace_back(r.context(), s.deadline[i]);
+    timers.back().async_wait([&s, i](const boost::system::error_code& ec) {
+      const auto started = clock::now();
+      if (!ec) s.lateness_ns[i] = ns_between(s.deadline[i], started);
+      s.left.arrive();
+    });
+  }
+  const auto submit_ns = ns_between(t0, clock::now());
+  if (call == task_call::queued_ahead) use.start();
+  s.left.wait();
+  use.stop();
+  r.finish();
+  return figures_of(n, submit_ns, s.lateness_ns, use);
 }
 
 }  // namespace
@@ -132,8 +159,11 @@ std::vector<bench_case> pool_task_cases(const options& o) {
       cases.push_back(bench_case{"pool-task",
                                  std::string(call_name(call)) + " N=" + with_commas(n) +
                                      " window=" + std::to_string(window / 1'000'000) + "ms",
-                                 {variant::cp_pool},
-                                 [=](variant) { return pool_task_run(threads, call, *offsets); }});
+                                 {variant::cp_pool, variant::cp_pool_task},
+                                 [=](variant v) {
+                                   return v == variant::cp_pool_task ? pool_task_run(threads, call, *offsets)
+                                                                     : pool_timer_run(threads, call, *offsets);
+                                 }});
     }
   }
   return cases;
