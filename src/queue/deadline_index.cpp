@@ -362,8 +362,21 @@ deadline_index::key deadline_index::lead(key now) const noexcept {
 }
 
 deadline_index::key deadline_index::slice_after(key last) const noexcept {
-  const key interval = key{1} << (near_bits_ - std::min(near_bits_, idle_turn_log2));
+  key interval = key{1} << (near_bits_ - std::min(near_bits_, idle_turn_log2));
+  const key done_by = stale_done_by();
+  if (stale_count_ > turn_goal && done_by > last) {
+    // The time in which turn_goal of them are due to move at the pace
+    // move_stale_share() keeps, within the turns' bounds.
+    const key paced = (done_by - last) / (stale_count_ / turn_goal);
+    const key min_turn = key{1} << (near_bits_ - std::min(near_bits_, min_turn_log2));
+    interval = std::clamp(paced, min_turn, interval);
+  }
   return last > ~key{0} - interval ? ~key{0} : last + interval;
+}
+
+deadline_index::key deadline_index::stale_done_by() const noexcept {
+  const key half = key{1} << (near_bits_ - 1);
+  return stale_floor_ - std::min(stale_floor_, half);
 }
 
 deadline_index::key deadline_index::bucket_floor(unsigned j) const noexcept {

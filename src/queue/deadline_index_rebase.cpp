@@ -49,8 +49,7 @@ void deadline_index::move_stale_share(key now) noexcept {
   // Done half a window before the first set-aside node can be due; until
   // then, at each turn at least 1/1024 window after the last, the share of
   // what is left that the time since the last turn is of the time left.
-  const key half = key{1} << (near_bits_ - 1);
-  const key done_by = stale_floor_ - std::min(stale_floor_, half);
+  const key done_by = stale_done_by();
   if (now >= done_by) {
     move_all_stale();
     last_slice_ = now;  // out of memory: the owner retries at the next turn, not at once

@@ -480,6 +480,50 @@ void check_first_while_moving(std::chrono::nanoseconds phase) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_CASE(an_idle_owner_moves_a_large_bucket_in_small_turns) {
+  // The default window (2^30 ns, about 1.07 s) and 200,000 nodes due 1.5 to
+  // 2.5 s out, as a pool with a million tasks queued ahead holds them: the
+  // owner only wakes when wake_time() says. Each turn holds the owner's
+  // lock: it must move about turn_goal (1,024) nodes, not a 32nd of the
+  // window's share (tens of thousands, milliseconds under the lock).
+  cpd::deadline_index index;
+  std::vector<bare_node> nodes(200'000);
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<std::int64_t> offset_ns(1'500'000'000, 2'500'000'000);
+  const time_point start = clock::now();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].set_deadline(start + std::chrono::nanoseconds(offset_ns(rng)));
+    nodes[i].set_sequence(i);
+    index.insert(&nodes[i]);
+  }
+  time_point now = start;
+  std::vector<const cpd::index_node*> out;
+  std::size_t turns = 0, early = 0, late = 0, largest_share = 0, most_set_aside = 0;
+  while (!index.empty()) {
+    const auto wake = index.wake_time();
+    BOOST_TEST_REQUIRE(wake.has_value());
+    now = std::max(now, *wake);
+    if (const auto first = index.first_deadline(); first && *first < now) ++late;
+    const std::size_t before = index.still_to_move();
+    most_set_aside = std::max(most_set_aside, before);
+    while (cpd::index_node* n = index.pop_due(now)) {
+      if (n->deadline() > now) ++early;
+      out.push_back(n);
+    }
+    largest_share = std::max(largest_share, before - std::min(before, index.still_to_move()));
+    ++turns;
+    BOOST_TEST_REQUIRE(turns < 1'000'000u);
+  }
+  BOOST_TEST(out.size() == nodes.size());
+  BOOST_TEST(early == 0u);
+  BOOST_TEST(late == 0u);
+  BOOST_TEST(std::is_sorted(out.begin(), out.end(), [](const cpd::index_node* a, const cpd::index_node* b) {
+    return runs_before(*a, *b);
+  }));
+  BOOST_TEST(most_set_aside > 50'000u);
+  BOOST_TEST(largest_share <= 2'048u);
+}
+
 BOOST_AUTO_TEST_CASE(with_nodes_set_aside_the_first_node_is_still_known_and_popped_first) {
   // Sixteen phases against the window grid, about a sixteenth of a window apart.
   for (int phase = 0; phase < 16; ++phase) check_first_while_moving(phase * 65us);

@@ -108,9 +108,11 @@ BOOST_AUTO_TEST_CASE(a_leader_held_up_by_its_task_is_stood_in_for_by_the_backup)
   BOOST_TEST(led.first.get() == a.get());
   BOOST_TEST(got.first.get() == b.get());
   BOOST_TEST(ticks(got.second) >= ticks(first + 5ms));
-  // Kept by the takers of z and a, and again by the one that took b (no
-  // taker idle then).
-  BOOST_TEST(q.roles_kept() == 3u);
+  // Kept by the takers of z and a; the one that took b keeps it again only
+  // when no other taker is idle at that moment, which the scheduling of a
+  // loaded machine decides (seen under `ctest -j2`).
+  BOOST_TEST(q.roles_kept() >= 2u);
+  BOOST_TEST(q.roles_kept() <= 3u);
 }
 
 BOOST_AUTO_TEST_CASE(after_long_tasks_the_leader_hands_the_role_on) {

@@ -239,9 +239,13 @@ class deadline_index {
   // Set-aside nodes move in shares of what is left, at most every 1/1024
   // window (a busy owner: ~1 ms at the default window) and at least every
   // 1/32 (an idle one wakes for it), done half a window before the first of
-  // them can be due. Up to whole_move of them move at once.
+  // them can be due. An idle owner wakes sooner when a 1/32 window's share
+  // would be more than turn_goal nodes: each turn holds its owner's lock,
+  // and a share of tens of thousands holds it for milliseconds while other
+  // work may come due. Up to whole_move of them move at once.
   static constexpr unsigned min_turn_log2 = 10;
   static constexpr unsigned idle_turn_log2 = 5;
+  static constexpr std::size_t turn_goal = 1024;
   static constexpr std::size_t whole_move = 4096;
   using bucket_array = node_buffer[buckets];
 
@@ -374,6 +378,9 @@ class deadline_index {
   /// When an idle owner wakes to move the next share after one moved at
   /// @p last (saturating).
   key slice_after(key last) const noexcept;
+  /// When every set-aside node must have moved: half a window before the
+  /// first of them can be due.
+  key stale_done_by() const noexcept;
   /// advance()'s share of the set-aside nodes at @p now.
   void move_stale_share(key now) noexcept;
   /// The lower bound of bucket @p j's deadlines.
