@@ -67,37 +67,26 @@ run_result figures_of(std::size_t n, std::int64_t submit_ns, const std::vector<s
   return out;
 }
 
-/// The deadline of task @p i submitted now (the queued case: counted from
-/// @p t0, the first submission).
+/// The deadline of a task submitted now with @p delay (the queued case:
+/// counted from @p t0, the first submission).
 clock::time_point deadline_of(task_call call, clock::time_point t0, std::chrono::nanoseconds delay) {
   return call == task_call::queued_ahead ? t0 + queued_lead + delay : clock::now() + delay;
 }
 
-run_result pool_task_run(unsigned threads, task_call call, const std::vector<std::int64_t>& offsets_ns) {
+/// Submits every deadline through @p arm(i, delay) (s.deadline[i] already
+/// set), waits for every run, and measures. @p r is stopped before this
+/// returns, so that whatever the caller keeps alive outlives its threads.
+template <class Arm>
+run_result measure(task_state& s, cp_pool_runner& r, task_call call, const std::vector<std::int64_t>& offsets_ns,
+                   Arm&& arm) {
   const std::size_t n = offsets_ns.size();
-  task_state s(n);
-  std::vector<chronopool::scheduled_future<void>> kept;
-  if (call == task_call::schedule_at_kept) kept.reserve(n);
-  cp_pool_runner r(threads);
-  auto& pool = r.context();
   usage::meter use;
   use.start();
   const auto t0 = clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     const auto delay = std::chrono::nanoseconds(offsets_ns[i]);
-    // Two words, as a server's small action: the state and the index.
-    auto task = [&s, i] {
-      s.lateness_ns[i] = ns_between(s.deadline[i], clock::now());
-      s.left.arrive();
-    };
     s.deadline[i] = deadline_of(call, t0, delay);
-    switch (call) {
-      case task_call::execute_after: pool.execute_after(delay, task); break;
-      case task_call::schedule_dropped: (void)pool.schedule(delay, task); break;
-      case task_call::schedule_at_dropped: (void)pool.schedule_at(s.deadline[i], task); break;
-      case task_call::schedule_at_kept: kept.push_back(pool.schedule_at(s.deadline[i], task)); break;
-      case task_call::queued_ahead: pool.execute_at(s.deadline[i], task); break;
-    }
+    arm(i, delay);
   }
   const auto submit_ns = ns_between(t0, clock::now());
   if (call == task_call::queued_ahead) use.start();  // the runs' CPU alone
@@ -107,33 +96,44 @@ run_result pool_task_run(unsigned threads, task_call call, const std::vector<std
   return figures_of(n, submit_ns, s.lateness_ns, use);
 }
 
+run_result pool_task_run(unsigned threads, task_call call, const std::vector<std::int64_t>& offsets_ns) {
+  task_state s(offsets_ns.size());
+  std::vector<chronopool::scheduled_future<void>> kept;
+  if (call == task_call::schedule_at_kept) kept.reserve(offsets_ns.size());
+  cp_pool_runner r(threads);
+  auto& pool = r.context();
+  return measure(s, r, call, offsets_ns, [&](std::size_t i, std::chrono::nanoseconds delay) {
+    // Two words, as a server's small action: the state and the index.
+    auto task = [&s, i] {
+      s.lateness_ns[i] = ns_between(s.deadline[i], clock::now());
+      s.left.arrive();
+    };
+    switch (call) {
+      case task_call::execute_after: pool.execute_after(delay, task); break;
+      case task_call::schedule_dropped: (void)pool.schedule(delay, task); break;
+      case task_call::schedule_at_dropped: (void)pool.schedule_at(s.deadline[i], task); break;
+      case task_call::schedule_at_kept: kept.push_back(pool.schedule_at(s.deadline[i], task)); break;
+      case task_call::queued_ahead: pool.execute_at(s.deadline[i], task); break;
+    }
+  });
+}
+
 /// The peer: the same deadlines as steady_timer waits on the same kind of
 /// pool, each handler the task's two words (the timers kept in a vector, as
 /// `fire` keeps them).
 run_result pool_timer_run(unsigned threads, task_call call, const std::vector<std::int64_t>& offsets_ns) {
-  const std::size_t n = offsets_ns.size();
-  task_state s(n);
+  task_state s(offsets_ns.size());
   std::vector<chronopool::steady_timer> timers;
-  timers.reserve(n);
+  timers.reserve(offsets_ns.size());
   cp_pool_runner r(threads);
-  usage::meter use;
-  use.start();
-  const auto t0 = clock::now();
-  for (std::size_t i = 0; i < n; ++i) {
-    s.deadline[i] = deadline_of(call, t0, std::chrono::nanoseconds(offsets_ns[i]));
+  return measure(s, r, call, offsets_ns, [&](std::size_t i, std::chrono::nanoseconds) {
     timers.emplace_back(r.context(), s.deadline[i]);
     timers.back().async_wait([&s, i](const boost::system::error_code& ec) {
       const auto started = clock::now();
       if (!ec) s.lateness_ns[i] = ns_between(s.deadline[i], started);
       s.left.arrive();
     });
-  }
-  const auto submit_ns = ns_between(t0, clock::now());
-  if (call == task_call::queued_ahead) use.start();
-  s.left.wait();
-  use.stop();
-  r.finish();
-  return figures_of(n, submit_ns, s.lateness_ns, use);
+  });
 }
 
 }  // namespace
